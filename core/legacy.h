@@ -1,0 +1,27 @@
+// The bucket scheduler that the packing-aware scheduler replaced (Megatron-LM
+// before #5154), kept so the two can be compared side by side.
+//
+// Every sample takes exactly its minimum CP size. Samples are cut into
+// buckets of similar work and placed round the buckets onto the least loaded
+// group of their size, until the ranks are balanced; empty ranks are then
+// filled by doubling the first smallest group.
+
+#ifndef DCPSCHED_CORE_LEGACY_H_
+#define DCPSCHED_CORE_LEGACY_H_
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+// Schedules a whole global batch the legacy way, then aligns it to
+// options.vpp_group when that is > 1. Errors: InvalidArgument for input
+// outside the limits; FailedPrecondition where upstream fails (no group to
+// widen, a widened group running past rank G-1, alignment impossible).
+absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,
+                                        const DynamicCpOptions& options);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_CORE_LEGACY_H_

@@ -1,0 +1,38 @@
+// The packing-aware dynamic context-parallel scheduler (Megatron-LM's
+// DefaultDynamicCPScheduler, #5154), reproduced bit for bit.
+//
+// Each microbatch is built greedily from the longest sample down: a sample
+// joins an existing CP group of its size or opens a new one, at its minimum
+// CP size or any larger power of two, whichever keeps the busiest rank least
+// loaded without passing the microbatch's work cap. Ranks left empty are
+// filled by doubling the smallest CP group; when G is not a power of two and
+// that cannot fill them, the whole microbatch becomes one group of all G
+// ranks. Samples that fit nowhere wait for the next microbatch.
+//
+// Both functions validate their input (validate.h) and never abort: an input
+// on which upstream fails is FailedPrecondition.
+
+#ifndef DCPSCHED_CORE_PACKING_AWARE_H_
+#define DCPSCHED_CORE_PACKING_AWARE_H_
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+// Builds one microbatch from `samples` (any order; upstream's
+// next_hdp_group_packing_aware). options.vpp_group plays no part. Leftovers
+// come back longest first, equal lengths in input order.
+absl::StatusOr<PackedMicrobatch> PackingAwareStep(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// Schedules a whole global batch: microbatches are built until every sample
+// is placed, then aligned to options.vpp_group when it is > 1
+// (upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples).
+absl::StatusOr<Schedule> ScheduleDynamicCp(absl::Span<const Sample> samples,
+                                           const DynamicCpOptions& options);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_CORE_PACKING_AWARE_H_

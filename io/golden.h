@@ -1,0 +1,63 @@
+// Golden vectors: cases produced by running the upstream Python scheduler
+// (format: SPEC "Golden vectors", one JSON object per line), and the check
+// that runs one case through the core and compares the result exactly.
+
+#ifndef DCPSCHED_IO_GOLDEN_H_
+#define DCPSCHED_IO_GOLDEN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+// One golden case as written in a .jsonl file.
+struct GoldenCase {
+  std::string name;
+  std::string kind;       // "step" or "schedule"
+  std::string scheduler;  // "packing_aware", "legacy" or "dp_balanced"
+  std::int64_t total_gpus = 0;
+  std::int64_t dp_size = 0;
+  std::int64_t cp_size = 0;
+  std::int64_t max_seq_len_per_rank = 0;
+  std::int64_t min_cp_size = 1;
+  std::optional<std::int64_t> vpp_group;
+  std::optional<std::int64_t> max_num_seqs;
+  std::vector<Sample> samples;
+
+  bool expect_ok = false;
+  std::string expect_error;                      // when !expect_ok
+  std::optional<PackedMicrobatch> expect_step;   // kind "step", expect_ok
+  std::optional<Schedule> expect_schedule;       // kind "schedule", expect_ok
+};
+
+// Parses one line. InvalidArgument (naming the field) if it is not a golden
+// case.
+absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line);
+
+// Runs `golden_case` through the core. OK if the core's answer equals the
+// expected one exactly (exec times bit for bit) or, for an ok:false case, the
+// core rejects the input; otherwise an error whose message says what differs.
+absl::Status CheckGoldenCase(const GoldenCase& golden_case);
+
+// Result of checking every line of one file.
+struct GoldenFileReport {
+  std::int64_t passed = 0;
+  std::int64_t failed = 0;
+  // One line per failing case: "<file>:<line> <name>: <what differs>".
+  std::vector<std::string> failures;
+};
+
+// Checks every non-empty line of the file at `path`. A line that does not
+// parse counts as a failure. NotFound if the file cannot be read.
+absl::StatusOr<GoldenFileReport> CheckGoldenFile(const std::string& path);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_IO_GOLDEN_H_
