@@ -1,0 +1,157 @@
+#include "core/packing_aware.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/cost_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dcpsched {
+namespace {
+
+using ::testing::Each;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+using RankIds = std::vector<std::vector<SampleId>>;
+
+DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
+                         std::int64_t min_cp_size = 1) {
+  DynamicCpOptions options;
+  options.total_gpus = total_gpus;
+  options.max_seq_len_per_rank = mslpr;
+  options.min_cp_size = min_cp_size;
+  return options;
+}
+
+TEST(PackingAwareStepTest, EmptyInputGivesEmptyRanksWithNoWork) {
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep({}, Options(3, 100));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, RankIds(3));
+  EXPECT_THAT(step->rank_work, ElementsAre(0.0, 0.0, 0.0));
+  EXPECT_THAT(step->leftovers, IsEmpty());
+}
+
+TEST(ScheduleDynamicCpTest, EmptyInputGivesNoMicrobatches) {
+  DynamicCpOptions options = Options(8, 2048);
+  options.vpp_group = 4;
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp({}, options);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_THAT(schedule->microbatches, IsEmpty());
+}
+
+// The regression found in review of #5154: with G = 14 the doubling fill
+// cannot reach every rank, and the microbatch must fall back to one group of
+// all 14 ranks instead of leaving ranks empty.
+TEST(PackingAwareStepTest, ReviewRegressionG14LeavesNoEmptyRank) {
+  const std::vector<Sample> samples = {{0, 50}, {1, 50}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(14, 100));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_THAT(step->microbatch.rank_ids, Each(Not(IsEmpty())));
+  EXPECT_EQ(step->microbatch.rank_ids, RankIds(14, {0, 1}));
+  EXPECT_THAT(step->rank_work, Each(Work(50, 14) + Work(50, 14)));
+  EXPECT_THAT(step->leftovers, IsEmpty());
+}
+
+// When the full-group fallback runs, it re-packs every sample of the step,
+// longest first, by len / G, and what does not fit becomes a leftover.
+TEST(PackingAwareStepTest, FullGroupFallbackKeepsWhatFitsAndLeavesTheRest) {
+  const std::vector<Sample> samples = {{0, 14}, {1, 5}, {2, 7}, {3, 6}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(7, 4));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, RankIds(7, {0, 2, 3}));
+  EXPECT_THAT(step->rank_lens, Each(ElementsAre(14, 7, 6)));
+  EXPECT_THAT(step->rank_work, Each(0.0 + Work(14, 7) + Work(7, 7) + Work(6, 7)));
+  EXPECT_THAT(step->leftovers, ElementsAre(Sample{1, 5}));
+}
+
+// SPEC's upstream defect: G = 5, mslpr = 1, two samples of length 1. The fill
+// widens a group so that moved ranks would pass rank G-1 (upstream raises
+// IndexError); here it is FailedPrecondition naming the step and G.
+TEST(PackingAwareStepTest, FillPastLastRankIsFailedPrecondition) {
+  const std::vector<Sample> samples = {{0, 1}, {1, 1}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(5, 1));
+  EXPECT_EQ(step.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(step.status().message()), HasSubstr("fill step"));
+  EXPECT_THAT(std::string(step.status().message()), HasSubstr("total_gpus=5"));
+  EXPECT_EQ(ScheduleDynamicCp(samples, Options(5, 1)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+// Sample 1 ties between a new group of 1 rank and a new group of 2 ranks
+// (both leave rank 0 the busiest): the smaller CP size wins. Sample 2 ties
+// between joining sample 1's group and a new group: joining wins.
+TEST(PackingAwareStepTest, TiesGoToSmallerCpThenToAddOverNew) {
+  const std::vector<Sample> samples = {{0, 20}, {1, 10}, {2, 10}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(4, 100));
+  ASSERT_TRUE(step.ok()) << step.status();
+  // Before the fill: rank 0 = [0], rank 1 = [1, 2]; the fill then doubles
+  // both groups.
+  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0}, {0}, {1, 2}, {1, 2}}));
+  EXPECT_THAT(step->rank_work,
+              ElementsAre(Work(20, 2), Work(20, 2), Work(10, 2) + Work(10, 2),
+                          Work(10, 2) + Work(10, 2)));
+}
+
+// Samples 4 and 5 each tie between several equally loaded groups of one rank:
+// the oldest group wins.
+TEST(PackingAwareStepTest, TiesBetweenGroupsGoToTheOldest) {
+  const std::vector<Sample> samples = {{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}, {5, 20}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(4, 100));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0, 4}, {1, 5}, {2}, {3}}));
+}
+
+TEST(PackingAwareStepTest, LeftoversAreLongestFirstWithEqualLengthsInInputOrder) {
+  const std::vector<Sample> samples = {{5, 10}, {3, 100}, {4, 10}, {9, 60}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(1, 100));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{3}}));
+  EXPECT_THAT(step->leftovers, ElementsAre(Sample{9, 60}, Sample{5, 10}, Sample{4, 10}));
+}
+
+TEST(PackingAwareStepTest, MinCpSizeIsTheSmallestGroup) {
+  const std::vector<Sample> samples = {{0, 10}, {1, 10}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(4, 100, 2));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0}, {0}, {1}, {1}}));
+  EXPECT_THAT(step->rank_work, Each(Work(10, 2)));
+}
+
+TEST(PackingAwareStepTest, SampleThatNeedsMoreRanksThanGIsInvalidArgument) {
+  const std::vector<Sample> samples = {{0, 100}, {1, 401}};
+  const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(3, 100));
+  EXPECT_EQ(step.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(step.status().message()),
+              HasSubstr("Sequence length 401 (sample 1) requires CP size 8, but only 3"));
+}
+
+TEST(ScheduleDynamicCpTest, PlacesEverySampleOnceAcrossMicrobatches) {
+  // One rank with room for 100 tokens: 90 goes first and alone; 60 and 30
+  // wait and share the second microbatch, longest first.
+  const std::vector<Sample> samples = {{7, 30}, {8, 90}, {9, 60}};
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(samples, Options(1, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{8}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{9, 7}}));
+}
+
+TEST(ScheduleDynamicCpTest, RejectsInvalidInputWithInvalidArgument) {
+  const std::vector<Sample> duplicate = {{1, 10}, {1, 20}};
+  EXPECT_EQ(ScheduleDynamicCp(duplicate, Options(4, 100)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ScheduleDynamicCp({}, Options(0, 100)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ScheduleDynamicCp({}, Options(4, 0)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ScheduleDynamicCp({}, Options(4, 100, 3)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dcpsched
