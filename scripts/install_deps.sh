@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dcpsched needs to build and test, skipping
+# those already present. Run as root (or with sudo) on Debian 12.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libabsl-dev            # absl::Status, StrCat, flat_hash_map
+  googletest libgtest-dev libgmock-dev
+  librapidcheck-dev      # property tests
+  nlohmann-json3-dev     # JSON (golden vectors, schedule output)
+  libcli11-dev           # dcpsched command line
+  libbenchmark-dev       # benchmarks
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install_deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install_deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
