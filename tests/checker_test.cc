@@ -1,0 +1,265 @@
+#include "core/checker.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/packing_aware.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/golden.h"
+
+namespace dcpsched {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+using RankIds = std::vector<std::vector<SampleId>>;
+
+DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
+                         std::int64_t min_cp_size = 1) {
+  DynamicCpOptions options;
+  options.total_gpus = total_gpus;
+  options.max_seq_len_per_rank = mslpr;
+  options.min_cp_size = min_cp_size;
+  return options;
+}
+
+Schedule MakeSchedule(std::vector<RankIds> microbatches) {
+  Schedule schedule;
+  for (RankIds& ranks : microbatches) {
+    schedule.microbatches.push_back(Microbatch{std::move(ranks)});
+  }
+  return schedule;
+}
+
+// The single violation `schedule` has, which must exist.
+Violation OnlyViolation(const std::vector<Sample>& samples, const Schedule& schedule,
+                        const DynamicCpOptions& options) {
+  const std::vector<Violation> violations = FindViolations(samples, schedule, options);
+  EXPECT_EQ(violations.size(), 1u);
+  return violations.empty() ? Violation{} : violations.front();
+}
+
+// Four samples on four ranks, mslpr 100: a valid two-microbatch schedule.
+const std::vector<Sample> kSamples = {{1, 100}, {2, 60}, {3, 40}, {4, 150}};
+
+TEST(CheckScheduleTest, AcceptsAValidSchedule) {
+  const Schedule schedule = MakeSchedule({{{4}, {4}, {1}, {2, 3}}});
+  EXPECT_TRUE(CheckSchedule(kSamples, schedule, Options(4, 100)).ok());
+  EXPECT_THAT(FindViolations(kSamples, schedule, Options(4, 100)), IsEmpty());
+}
+
+TEST(CheckScheduleTest, ReportsAnEmptyRank) {
+  const Violation violation = OnlyViolation(
+      {{1, 10}, {2, 10}}, MakeSchedule({{{1}, {2}, {}}}), Options(3, 100));
+  EXPECT_EQ(violation.invariant, Invariant::kNoEmptyRank);
+  EXPECT_EQ(violation.microbatch, 0);
+  EXPECT_EQ(violation.rank, 2);
+  EXPECT_THAT(violation.message, HasSubstr("microbatch 0 rank 2 holds no sample"));
+}
+
+TEST(CheckScheduleTest, ReportsAMicrobatchOfTheWrongWidth) {
+  const Violation violation = OnlyViolation(
+      {{1, 10}, {2, 10}}, MakeSchedule({{{1}, {2}}}), Options(3, 100));
+  EXPECT_EQ(violation.invariant, Invariant::kNoEmptyRank);
+  EXPECT_THAT(violation.message, HasSubstr("has 2 ranks, expected total_gpus=3"));
+}
+
+TEST(CheckScheduleTest, ReportsARemovedSample) {
+  const Violation violation =
+      OnlyViolation(kSamples, MakeSchedule({{{4}, {4}, {1}, {2}}}), Options(4, 100));
+  EXPECT_EQ(violation.invariant, Invariant::kEachSampleOnce);
+  EXPECT_THAT(violation.ids, ElementsAre(3));
+  EXPECT_THAT(violation.message, HasSubstr("in no microbatch: ids 3"));
+}
+
+TEST(CheckScheduleTest, ReportsASampleTwiceOnOneRank) {
+  const Violation violation = OnlyViolation(
+      kSamples, MakeSchedule({{{4}, {4}, {1}, {2, 3, 3}}}), Options(4, 1000));
+  EXPECT_EQ(violation.invariant, Invariant::kEachSampleOnce);
+  EXPECT_EQ(violation.rank, 3);
+  EXPECT_THAT(violation.message, HasSubstr("holds sample 3 twice"));
+}
+
+TEST(CheckScheduleTest, ReportsASampleDuplicatedIntoAnotherMicrobatch) {
+  const Schedule schedule = MakeSchedule({{{4}, {4}, {1}, {2, 3}}, {{1}, {1}, {1}, {1}}});
+  const Violation violation = OnlyViolation(kSamples, schedule, Options(4, 100));
+  EXPECT_EQ(violation.invariant, Invariant::kEachSampleOnce);
+  EXPECT_EQ(violation.microbatch, 1);
+  EXPECT_THAT(violation.message, HasSubstr("sample 1 is in microbatch 0 and again in microbatch 1"));
+}
+
+TEST(CheckScheduleTest, ReportsASampleMovedOffItsRun) {
+  // Sample 4 on ranks 0 and 2: not contiguous.
+  const Schedule schedule = MakeSchedule({{{4}, {1}, {4}, {2, 3}}});
+  const std::vector<Violation> violations = FindViolations(kSamples, schedule, Options(4, 100));
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations.front().invariant, Invariant::kEachSampleOnce);
+  EXPECT_THAT(violations.front().message, HasSubstr("not one contiguous run"));
+}
+
+TEST(CheckScheduleTest, ReportsAnUnknownId) {
+  const Violation violation = OnlyViolation(
+      kSamples, MakeSchedule({{{4}, {4}, {1, 99}, {2, 3}}}), Options(4, 1000));
+  EXPECT_EQ(violation.invariant, Invariant::kEachSampleOnce);
+  EXPECT_THAT(violation.ids, ElementsAre(99));
+}
+
+TEST(CheckScheduleTest, ReportsACpSizeThatIsNotAPowerOfTwo) {
+  const std::vector<Sample> samples = {{1, 30}, {2, 10}};
+  const Violation violation =
+      OnlyViolation(samples, MakeSchedule({{{1}, {1}, {1}, {2}}}), Options(4, 100));
+  EXPECT_EQ(violation.invariant, Invariant::kPowerOfTwoCp);
+  EXPECT_THAT(violation.message, HasSubstr("sample 1 in microbatch 0 has CP size 3"));
+  // CP size G is allowed even when G is not a power of two.
+  EXPECT_THAT(FindViolations(samples, MakeSchedule({{{1, 2}, {1, 2}, {1, 2}}}), Options(3, 100)),
+              IsEmpty());
+}
+
+TEST(CheckScheduleTest, ReportsARankOverItsTokenBudget) {
+  const std::vector<Sample> samples = {{1, 60}, {2, 50}, {3, 10}};
+  const Violation violation =
+      OnlyViolation(samples, MakeSchedule({{{1, 2}, {3}}}), Options(2, 100));
+  EXPECT_EQ(violation.invariant, Invariant::kTokenBudget);
+  EXPECT_EQ(violation.rank, 0);
+  EXPECT_THAT(violation.message, HasSubstr("microbatch 0 rank 0 holds 110 tokens"));
+  EXPECT_THAT(violation.ids, ElementsAre(1, 2));
+}
+
+TEST(CheckScheduleTest, ReportsACpSizeBelowTheMinimum) {
+  const std::vector<Sample> samples = {{1, 150}, {2, 10}};
+  // 150 tokens need 2 ranks at mslpr 100: on one rank it is also over budget.
+  const std::vector<Violation> violations =
+      FindViolations(samples, MakeSchedule({{{1}, {2}}}), Options(2, 100));
+  ASSERT_EQ(violations.size(), 3u);
+  EXPECT_EQ(violations[0].invariant, Invariant::kTokenBudget);
+  EXPECT_EQ(violations[1].invariant, Invariant::kWorkCap);
+  EXPECT_EQ(violations[2].invariant, Invariant::kMinimumCp);
+  EXPECT_THAT(violations[2].message, HasSubstr("has CP size 1, below its minimum 2"));
+  // min_cp_size raises the minimum even where tokens fit.
+  const std::vector<Violation> min_cp = FindViolations(
+      {{1, 10}, {2, 10}}, MakeSchedule({{{1}, {2}}}), Options(2, 100, 2));
+  ASSERT_EQ(min_cp.size(), 2u);
+  EXPECT_EQ(min_cp[0].invariant, Invariant::kMinimumCp);
+  EXPECT_EQ(min_cp[1].invariant, Invariant::kMinimumCp);
+  EXPECT_THAT(min_cp[1].ids, ElementsAre(2));
+}
+
+TEST(CheckScheduleTest, ReportsACountThatIsNotAVppMultiple) {
+  DynamicCpOptions options = Options(1, 100);
+  options.vpp_group = 2;
+  const Violation violation =
+      OnlyViolation({{1, 10}}, MakeSchedule({{{1}}}), options);
+  EXPECT_EQ(violation.invariant, Invariant::kVppMultiple);
+  EXPECT_THAT(violation.message, HasSubstr("1 microbatches is not a multiple of vpp_group=2"));
+}
+
+TEST(CheckScheduleTest, StatusNamesTheLowestNumberedInvariant) {
+  // Empty rank (1) and token overload (4) at once: invariant 1 is reported.
+  const absl::Status status =
+      CheckSchedule({{1, 60}, {2, 50}}, MakeSchedule({{{1, 2}, {}}}), Options(2, 100));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("invariant 1 (no empty rank)"));
+}
+
+TEST(CheckScheduleTest, RejectsAnInvalidProblem) {
+  const absl::Status status =
+      CheckSchedule({{1, 10}, {1, 20}}, MakeSchedule({{{1}}}), Options(1, 100));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("the problem is not valid"));
+}
+
+// Every schedule upstream produced in the golden files keeps every invariant
+// (dp_balanced uses fixed CP groups and other rules, so it is left out), and
+// so does every golden step result for the samples it placed.
+TEST(CheckScheduleGoldenTest, EveryGoldenScheduleKeepsTheInvariants) {
+  std::int64_t checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(DCPSCHED_GOLDEN_DIR)) {
+    if (entry.path().extension() != ".jsonl") continue;
+    std::ifstream file(entry.path());
+    std::string line;
+    while (std::getline(file, line)) {
+      if (line.empty()) continue;
+      const absl::StatusOr<GoldenCase> golden = ParseGoldenCase(line);
+      ASSERT_TRUE(golden.ok()) << golden.status();
+      // dp_balanced uses other rules; a step on no samples is G empty ranks,
+      // which is no microbatch of a schedule.
+      if (!golden->expect_ok || golden->scheduler == "dp_balanced" ||
+          golden->samples.empty()) {
+        continue;
+      }
+      DynamicCpOptions options = Options(golden->total_gpus, golden->max_seq_len_per_rank,
+                                         golden->min_cp_size);
+      options.vpp_group = golden->vpp_group;
+      std::vector<Sample> placed = golden->samples;
+      Schedule schedule;
+      if (golden->expect_step) {
+        const std::vector<Sample>& leftovers = golden->expect_step->leftovers;
+        std::erase_if(placed, [&](const Sample& sample) {
+          return std::find(leftovers.begin(), leftovers.end(), sample) != leftovers.end();
+        });
+        schedule.microbatches.push_back(golden->expect_step->microbatch);
+        options.vpp_group.reset();
+      } else {
+        schedule = *golden->expect_schedule;
+      }
+      EXPECT_TRUE(CheckSchedule(placed, schedule, options).ok())
+          << golden->name << ": " << CheckSchedule(placed, schedule, options);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 800);
+}
+
+// The checker sees a damaged golden schedule: one id removed, duplicated or
+// moved.
+TEST(CheckScheduleGoldenTest, ReportsDamageToARealSchedule) {
+  const std::vector<Sample> samples = {{0, 8000}, {1, 7000}, {2, 900}, {3, 700}, {4, 500},
+                                       {5, 200}};
+  const DynamicCpOptions options = Options(4, 2048);
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(samples, options);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_TRUE(CheckSchedule(samples, *schedule, options).ok());
+  ASSERT_GE(schedule->microbatches.size(), 2u);
+
+  // The victim shares its ranks with another sample, so removing it leaves
+  // no rank empty.
+  std::size_t home = 0;
+  SampleId victim = -1;
+  for (std::size_t m = 0; m < schedule->microbatches.size() && victim < 0; ++m) {
+    for (const std::vector<SampleId>& rank : schedule->microbatches[m].rank_ids) {
+      if (rank.size() >= 2) {
+        home = m;
+        victim = rank.back();
+        break;
+      }
+    }
+  }
+  ASSERT_GE(victim, 0);
+  Schedule removed = *schedule;
+  for (auto& rank : removed.microbatches[home].rank_ids) std::erase(rank, victim);
+  EXPECT_THAT(std::string(CheckSchedule(samples, removed, options).message()),
+              HasSubstr("in no microbatch: ids " + std::to_string(victim)));
+
+  Schedule duplicated = *schedule;
+  duplicated.microbatches.front().rank_ids.front().push_back(victim);
+  EXPECT_THAT(std::string(CheckSchedule(samples, duplicated, options).message()),
+              HasSubstr("invariant 2 (each sample once)"));
+
+  Schedule moved = *schedule;
+  for (auto& rank : moved.microbatches[home].rank_ids) std::erase(rank, victim);
+  const std::size_t elsewhere = home == 0 ? 1 : 0;
+  moved.microbatches[elsewhere].rank_ids.front().push_back(victim);
+  EXPECT_THAT(std::string(CheckSchedule(samples, moved, options).message()),
+              HasSubstr("invariant"));
+  EXPECT_FALSE(CheckSchedule(samples, moved, options).ok());
+}
+
+}  // namespace
+}  // namespace dcpsched
