@@ -1,0 +1,855 @@
+#include "oracle/reference_oracle.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/types.h"
+
+namespace dcpsched::oracle {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Limits and cost model (SPEC "Words" and "Valid input").
+// ---------------------------------------------------------------------------
+
+constexpr std::int64_t kMaxTotalGpus = 65536;
+constexpr std::int64_t kMaxSeqLenPerRank = (std::int64_t{1} << 31) - 1;
+constexpr std::int64_t kMaxSampleLen = std::int64_t{1} << 26;
+constexpr double kWorkCapDelta = 0.05;
+
+// Per rank, the ids it holds.
+using RankIds = std::vector<std::vector<SampleId>>;
+// Per rank, the lengths it holds.
+using RankLens = std::vector<std::vector<std::int64_t>>;
+
+bool IsPowerOfTwo(std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; }
+
+// cp_min(len): the smallest power of two c with c * mslpr >= len, raised to
+// min_cp_size. Only called on validated input: len <= 2^26 and mslpr >= 1
+// keep c <= 2^26 and c * mslpr < 2^58.
+std::int64_t CpMin(std::int64_t len, std::int64_t mslpr,
+                   std::int64_t min_cp_size) {
+  std::int64_t c = 1;
+  while (c * mslpr < len) c *= 2;
+  return std::max(min_cp_size, c);
+}
+
+// work(len, c) = len*len / c: len*len is exact (len <= 2^26), one rounding.
+double Work(std::int64_t len, std::int64_t cp_size) {
+  return static_cast<double>(len * len) / static_cast<double>(cp_size);
+}
+
+// Tokens a sample puts on each rank of its CP group: len / c, one rounding.
+double TokensPerRank(std::int64_t len, std::int64_t cp_size) {
+  return static_cast<double>(len) / static_cast<double>(cp_size);
+}
+
+// The per-rank work cap of a microbatch whose longest sample is `tallest`,
+// evaluated left to right like upstream: (tall * mslpr) * (1.0 + 0.05).
+double WorkCap(std::int64_t tallest, std::int64_t mslpr) {
+  const double factor = 1.0 + kWorkCapDelta;
+  return static_cast<double>(tallest) * static_cast<double>(mslpr) * factor;
+}
+
+// ---------------------------------------------------------------------------
+// Input validation.
+// ---------------------------------------------------------------------------
+
+absl::Status ValidateVppGroup(const std::optional<std::int64_t>& vpp_group) {
+  if (vpp_group.has_value() && *vpp_group < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vpp_group must be absent or >= 1, got ", *vpp_group));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSeqLenPerRank(std::int64_t mslpr) {
+  if (mslpr < 1 || mslpr > kMaxSeqLenPerRank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_seq_len_per_rank must be in [1, 2^31-1], got ", mslpr));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSampleLen(std::int64_t len, absl::string_view what) {
+  if (len < 1 || len > kMaxSampleLen) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " has length ", len, "; lengths must be in [1, 2^26]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateDynamicCpOptions(const DynamicCpOptions& options) {
+  const std::int64_t gpus = options.total_gpus;
+  if (gpus < 1 || gpus > kMaxTotalGpus) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("total_gpus (G) must be in [1, 65536], got ", gpus));
+  }
+  absl::Status status = ValidateSeqLenPerRank(options.max_seq_len_per_rank);
+  if (!status.ok()) return status;
+  const std::int64_t min_cp = options.min_cp_size;
+  if (!IsPowerOfTwo(min_cp) || min_cp > gpus) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "min_cp_size must be a power of two in [1, G=", gpus, "], got ",
+        min_cp));
+  }
+  return ValidateVppGroup(options.vpp_group);
+}
+
+absl::Status ValidateUniqueIds(absl::Span<const Sample> samples) {
+  std::vector<SampleId> ids;
+  ids.reserve(samples.size());
+  for (const Sample& sample : samples) ids.push_back(sample.id);
+  std::sort(ids.begin(), ids.end());
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    if (ids[i] == ids[i - 1]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sample id ", ids[i], " appears more than once"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Options in range, every length in range, ids unique, every sample fits in
+// G ranks.
+absl::Status ValidateDynamicCpProblem(absl::Span<const Sample> samples,
+                                      const DynamicCpOptions& options) {
+  absl::Status status = ValidateDynamicCpOptions(options);
+  if (!status.ok()) return status;
+  for (const Sample& sample : samples) {
+    status = ValidateSampleLen(sample.len, absl::StrCat("sample ", sample.id));
+    if (!status.ok()) return status;
+    const std::int64_t needed = CpMin(
+        sample.len, options.max_seq_len_per_rank, options.min_cp_size);
+    if (needed > options.total_gpus) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sample ", sample.id, ": sequence length ", sample.len,
+          " requires CP size ", needed, ", but only ", options.total_gpus,
+          " DPxCP ranks are available"));
+    }
+  }
+  return ValidateUniqueIds(samples);
+}
+
+// Longest first; equal lengths keep their input order (Python's stable
+// sorted(..., reverse=True)).
+std::vector<Sample> SortedLongestFirst(absl::Span<const Sample> samples) {
+  std::vector<Sample> sorted(samples.begin(), samples.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Sample& a, const Sample& b) { return a.len > b.len; });
+  return sorted;
+}
+
+// ---------------------------------------------------------------------------
+// Packing-aware step (SPEC "Packing-aware step").
+// ---------------------------------------------------------------------------
+
+// A CP group of this step: the ranks it holds (ascending), its size and the
+// tokens it has packed on each of them.
+struct CpGroup {
+  std::vector<std::int64_t> members;
+  std::int64_t size = 0;
+  double packed = 0.0;
+};
+
+// Everything the step tracks, per rank and per group, like upstream does.
+struct StepState {
+  RankLens rank_lens;
+  RankIds rank_ids;
+  std::vector<double> rank_time;
+  std::vector<bool> rank_in_group;  // upstream: gpu_group_id[r] is not None
+  std::vector<CpGroup> groups;      // in creation order
+};
+
+StepState EmptyStepState(std::int64_t gpus) {
+  const auto size = static_cast<std::size_t>(gpus);
+  StepState state;
+  state.rank_lens.assign(size, {});
+  state.rank_ids.assign(size, {});
+  state.rank_time.assign(size, 0.0);
+  state.rank_in_group.assign(size, false);
+  return state;
+}
+
+// Every member rank appends the sample and adds `cost` to its time.
+void PutOnRanks(const Sample& sample, const std::vector<std::int64_t>& members,
+                double cost, StepState& state) {
+  for (const std::int64_t rank : members) {
+    const auto r = static_cast<std::size_t>(rank);
+    state.rank_lens[r].push_back(sample.len);
+    state.rank_ids[r].push_back(sample.id);
+    state.rank_time[r] += cost;
+  }
+}
+
+// Opens a new CP group of `members` holding `sample`.
+void OpenGroup(const Sample& sample, std::vector<std::int64_t> members,
+               StepState& state) {
+  const auto size = static_cast<std::int64_t>(members.size());
+  for (const std::int64_t rank : members) {
+    state.rank_in_group[static_cast<std::size_t>(rank)] = true;
+  }
+  PutOnRanks(sample, members, Work(sample.len, size), state);
+  state.groups.push_back(
+      {std::move(members), size, TokensPerRank(sample.len, size)});
+}
+
+// The largest rank time if every rank in `members` gained `cost`: the max
+// over all ranks, recomputed from scratch.
+double ProjectedMax(const std::vector<double>& rank_time,
+                    const std::vector<std::int64_t>& members, double cost) {
+  std::vector<bool> is_member(rank_time.size(), false);
+  for (const std::int64_t rank : members) {
+    is_member[static_cast<std::size_t>(rank)] = true;
+  }
+  double result = is_member[0] ? rank_time[0] + cost : rank_time[0];
+  for (std::size_t r = 1; r < rank_time.size(); ++r) {
+    const double projected = is_member[r] ? rank_time[r] + cost : rank_time[r];
+    result = std::max(result, projected);
+  }
+  return result;
+}
+
+// The free ranks (in no group), lowest time first, ties by rank (upstream's
+// stable sorted(free_ranks, key=time)). A new group of size c takes the
+// first c of them.
+std::vector<std::int64_t> FreeRanksByTime(const StepState& state) {
+  std::vector<std::int64_t> free_ranks;
+  for (std::size_t r = 0; r < state.rank_in_group.size(); ++r) {
+    if (!state.rank_in_group[r]) {
+      free_ranks.push_back(static_cast<std::int64_t>(r));
+    }
+  }
+  std::stable_sort(free_ranks.begin(), free_ranks.end(),
+                   [&state](std::int64_t a, std::int64_t b) {
+                     return state.rank_time[static_cast<std::size_t>(a)] <
+                            state.rank_time[static_cast<std::size_t>(b)];
+                   });
+  return free_ranks;
+}
+
+// One way to place a sample: join group `group` (add) or open a new group on
+// `members` (new), with CP size `cp_size`.
+struct Candidate {
+  double projected_max = 0.0;
+  std::int64_t cp_size = 0;
+  std::optional<std::size_t> group;     // add: index into StepState::groups
+  std::vector<std::int64_t> members;    // new: the ranks of the new group
+};
+
+// Keeps `candidate` if it is within the cap and strictly better than `best`.
+void Consider(Candidate candidate, double cap, std::optional<Candidate>& best) {
+  if (candidate.projected_max > cap) return;
+  if (best.has_value() && !(candidate.projected_max < best->projected_max)) {
+    return;
+  }
+  best = std::move(candidate);
+}
+
+// Step 5: the best placement of `sample` among all CP sizes cp_min, 2cp_min,
+// ... <= G, add candidates before the new candidate at each size.
+std::optional<Candidate> BestPlacement(const Sample& sample,
+                                       const StepState& state,
+                                       const DynamicCpOptions& options,
+                                       double cap) {
+  const std::int64_t gpus = options.total_gpus;
+  const auto mslpr = static_cast<double>(options.max_seq_len_per_rank);
+  // The state does not change while candidates are compared, so the free
+  // ranks are listed once.
+  const std::vector<std::int64_t> free_ranks = FreeRanksByTime(state);
+  std::optional<Candidate> best;
+  for (std::int64_t c = CpMin(sample.len, options.max_seq_len_per_rank,
+                              options.min_cp_size);
+       c <= gpus; c *= 2) {
+    const double cost = Work(sample.len, c);
+    for (std::size_t g = 0; g < state.groups.size(); ++g) {
+      const CpGroup& group = state.groups[g];
+      if (group.size != c) continue;
+      if (group.packed + TokensPerRank(sample.len, c) > mslpr) continue;
+      Consider({ProjectedMax(state.rank_time, group.members, cost), c, g, {}},
+               cap, best);
+    }
+    if (static_cast<std::int64_t>(free_ranks.size()) >= c) {
+      const std::vector<std::int64_t> lowest(
+          free_ranks.begin(), free_ranks.begin() + static_cast<std::ptrdiff_t>(c));
+      Consider({ProjectedMax(state.rank_time, lowest, cost), c, std::nullopt,
+                lowest},
+               cap, best);
+    }
+  }
+  return best;
+}
+
+void ApplyPlacement(const Sample& sample, Candidate placement,
+                    StepState& state) {
+  if (placement.group.has_value()) {
+    CpGroup& group = state.groups[*placement.group];
+    group.packed += TokensPerRank(sample.len, placement.cp_size);
+    PutOnRanks(sample, group.members, Work(sample.len, placement.cp_size),
+               state);
+  } else {
+    OpenGroup(sample, std::move(placement.members), state);
+  }
+}
+
+// First rank holding nothing, or G if every rank holds something.
+std::int64_t FirstEmptyRank(const RankLens& rank_lens) {
+  for (std::size_t r = 0; r < rank_lens.size(); ++r) {
+    if (rank_lens[r].empty()) return static_cast<std::int64_t>(r);
+  }
+  return static_cast<std::int64_t>(rank_lens.size());
+}
+
+// Sum from 0, in list order, of work(len, cp_size) over `lens` (Python's
+// sum() over a generator).
+double SumOfWork(const std::vector<std::int64_t>& lens, std::int64_t cp_size) {
+  double total = 0.0;
+  for (const std::int64_t len : lens) total += Work(len, cp_size);
+  return total;
+}
+
+// expand-once: widens the first qualifying group of the smallest size to
+// min(2m, G) ranks, pushing the ranks after it into the empty tail. Returns
+// false when no group qualifies.
+absl::StatusOr<bool> ExpandOnce(StepState& state, std::int64_t gpus) {
+  const std::int64_t empty = FirstEmptyRank(state.rank_lens);
+  if (empty == gpus) return false;
+  for (std::int64_t r = empty; r < gpus; ++r) {
+    if (!state.rank_lens[static_cast<std::size_t>(r)].empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "packing-aware fill: empty ranks are not a contiguous tail (rank ",
+          empty, " is empty, rank ", r, " is not)"));
+    }
+  }
+  if (state.groups.empty()) return false;
+  std::int64_t smallest = state.groups[0].size;
+  for (const CpGroup& group : state.groups) {
+    smallest = std::min(smallest, group.size);
+  }
+  const std::int64_t widened = std::min(2 * smallest, gpus);
+  const std::int64_t need = widened - smallest;
+
+  for (std::size_t g = 0; g < state.groups.size(); ++g) {
+    if (state.groups[g].size != smallest) continue;
+    const std::int64_t first = state.groups[g].members.front();
+    const std::int64_t last = state.groups[g].members.back();
+    if (last + 1 > empty || last + need >= gpus) continue;
+    if (empty - 1 + need >= gpus) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "packing-aware fill (expand-once): widening the CP group on ranks ",
+          first, "..", last, " to ", widened, " ranks would move rank ",
+          empty - 1, " to rank ", empty - 1 + need, ", past the last of G=",
+          gpus, " ranks (upstream: IndexError)"));
+    }
+    StepState next = EmptyStepState(gpus);
+    next.rank_in_group = state.rank_in_group;
+    for (std::int64_t r = 0; r < first; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      next.rank_lens[i] = state.rank_lens[i];
+      next.rank_ids[i] = state.rank_ids[i];
+      next.rank_time[i] = state.rank_time[i];
+    }
+    const auto source = static_cast<std::size_t>(last);
+    const double copied_time = SumOfWork(state.rank_lens[source], widened);
+    for (std::int64_t r = first; r <= last + need; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      next.rank_lens[i] = state.rank_lens[source];
+      next.rank_ids[i] = state.rank_ids[source];
+      next.rank_time[i] = copied_time;
+    }
+    for (std::int64_t r = last + 1; r < empty; ++r) {
+      const auto from = static_cast<std::size_t>(r);
+      const auto to = static_cast<std::size_t>(r + need);
+      next.rank_lens[to] = state.rank_lens[from];
+      next.rank_ids[to] = state.rank_ids[from];
+      next.rank_time[to] = state.rank_time[from];
+    }
+    next.groups = state.groups;
+    CpGroup& grown = next.groups[g];
+    grown.size = widened;
+    grown.members.clear();
+    for (std::int64_t r = first; r <= last + need; ++r) grown.members.push_back(r);
+    for (std::size_t other = 0; other < next.groups.size(); ++other) {
+      if (other == g) continue;
+      std::vector<std::int64_t>& members = next.groups[other].members;
+      if (*std::min_element(members.begin(), members.end()) > last) {
+        for (std::int64_t& rank : members) rank += need;
+      }
+    }
+    state = std::move(next);
+    return true;
+  }
+  return false;
+}
+
+// full-group fallback: the step's samples (sorted) are taken in order while
+// they fit on all G ranks; every rank holds all taken samples.
+absl::Status FillWithFullGroup(const std::vector<Sample>& sorted,
+                               const DynamicCpOptions& options,
+                               StepState& state,
+                               std::vector<Sample>& leftovers) {
+  const std::int64_t gpus = options.total_gpus;
+  const auto mslpr = static_cast<double>(options.max_seq_len_per_rank);
+  std::vector<std::int64_t> taken_lens;
+  std::vector<SampleId> taken_ids;
+  std::vector<Sample> rest;
+  double packed = 0.0;
+  for (const Sample& sample : sorted) {
+    const double per_rank = TokensPerRank(sample.len, gpus);
+    if (packed + per_rank <= mslpr) {
+      taken_lens.push_back(sample.len);
+      taken_ids.push_back(sample.id);
+      packed += per_rank;
+    } else {
+      rest.push_back(sample);
+    }
+  }
+  if (taken_lens.empty()) {
+    return absl::FailedPreconditionError(
+        "packing-aware fill: no sample fits in the full DPxCP group");
+  }
+  const double time = SumOfWork(taken_lens, gpus);
+  const auto size = static_cast<std::size_t>(gpus);
+  state.rank_lens.assign(size, taken_lens);
+  state.rank_ids.assign(size, taken_ids);
+  state.rank_time.assign(size, time);
+  leftovers = std::move(rest);
+  return absl::OkStatus();
+}
+
+// Step 6: expand-once until no rank is empty, or the full-group fallback.
+absl::Status FillEmptyRanks(const std::vector<Sample>& sorted,
+                            const DynamicCpOptions& options, StepState& state,
+                            std::vector<Sample>& leftovers) {
+  const std::int64_t gpus = options.total_gpus;
+  // Every successful expand-once fills at least one empty rank, so G + 1
+  // rounds always suffice; the bound only guards against a logic error.
+  for (std::int64_t round = 0; FirstEmptyRank(state.rank_lens) < gpus;
+       ++round) {
+    if (round > gpus) {
+      return absl::InternalError("packing-aware fill did not terminate");
+    }
+    absl::StatusOr<bool> expanded = ExpandOnce(state, gpus);
+    if (!expanded.ok()) return expanded.status();
+    if (!*expanded) return FillWithFullGroup(sorted, options, state, leftovers);
+  }
+  return absl::OkStatus();
+}
+
+// The step on validated input.
+absl::StatusOr<PackedMicrobatch> RunStep(absl::Span<const Sample> samples,
+                                         const DynamicCpOptions& options) {
+  const std::int64_t gpus = options.total_gpus;
+  StepState state = EmptyStepState(gpus);
+  std::vector<Sample> leftovers;
+  if (!samples.empty()) {
+    const std::vector<Sample> sorted = SortedLongestFirst(samples);
+    const Sample& tallest = sorted.front();
+    const double cap = WorkCap(tallest.len, options.max_seq_len_per_rank);
+    const std::int64_t first_size = CpMin(
+        tallest.len, options.max_seq_len_per_rank, options.min_cp_size);
+    std::vector<std::int64_t> first_members;
+    for (std::int64_t r = 0; r < first_size; ++r) first_members.push_back(r);
+    OpenGroup(tallest, std::move(first_members), state);
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+      std::optional<Candidate> best =
+          BestPlacement(sorted[i], state, options, cap);
+      if (best.has_value()) {
+        ApplyPlacement(sorted[i], std::move(*best), state);
+      } else {
+        leftovers.push_back(sorted[i]);
+      }
+    }
+    absl::Status status = FillEmptyRanks(sorted, options, state, leftovers);
+    if (!status.ok()) return status;
+  }
+  PackedMicrobatch result;
+  result.rank_lens = std::move(state.rank_lens);
+  result.microbatch.rank_ids = std::move(state.rank_ids);
+  result.rank_work = std::move(state.rank_time);
+  result.leftovers = std::move(leftovers);
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// VPP alignment (SPEC "VPP alignment").
+// ---------------------------------------------------------------------------
+
+bool Holds(const std::vector<SampleId>& ids, SampleId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// `ranks[start, start+size)` copied right after itself, everything after it
+// up to `filled` moved right by `size`, the rest empty; the width stays. The
+// caller checks that the empty tail holds `size` ranks.
+RankIds DoubleRun(const RankIds& ranks, std::size_t start, std::size_t size,
+                  std::size_t filled) {
+  RankIds result;
+  result.reserve(ranks.size());
+  for (std::size_t r = 0; r < start + size; ++r) result.push_back(ranks[r]);
+  for (std::size_t r = start; r < start + size; ++r) result.push_back(ranks[r]);
+  for (std::size_t r = start + size; r < filled; ++r) result.push_back(ranks[r]);
+  result.resize(ranks.size());
+  return result;
+}
+
+// One round of expand-runs (upstream's fill_empty): scans runs right to left
+// and doubles one of them into the empty tail.
+absl::StatusOr<RankIds> DoubleOneRun(const RankIds& ranks) {
+  std::size_t empty = 0;
+  for (const std::vector<SampleId>& ids : ranks) {
+    if (ids.empty()) ++empty;
+  }
+  const std::size_t filled = ranks.size() - empty;
+  for (std::size_t r = 0; r < filled; ++r) {
+    if (ranks[r].empty()) {
+      return absl::FailedPreconditionError(
+          "VPP alignment (expand-runs): empty ranks are not a contiguous tail");
+    }
+  }
+  // Signed cursor: it ends at -1, like upstream's i.
+  auto i = static_cast<std::int64_t>(filled) - 1;
+  std::size_t previous = 0;
+  while (i >= 0) {
+    const SampleId first_id = ranks[static_cast<std::size_t>(i)][0];
+    std::size_t size = 0;
+    while (i >= 0 && Holds(ranks[static_cast<std::size_t>(i)], first_id)) {
+      ++size;
+      --i;
+    }
+    if (previous != 0 && size > previous) {
+      if (previous > empty) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "VPP alignment (expand-runs): doubling a run of ", previous,
+            " ranks needs more ranks than the ", empty,
+            " empty ones (upstream makes the microbatch wider than G=",
+            ranks.size(), ")"));
+      }
+      const auto start = static_cast<std::size_t>(i + 1) + size;
+      return DoubleRun(ranks, start, previous, filled);
+    }
+    if (size <= empty && i == -1) return DoubleRun(ranks, 0, size, filled);
+    previous = size;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "VPP alignment (expand-runs): no run can be doubled into the ", empty,
+      " empty ranks of a microbatch of G=", ranks.size(),
+      " ranks (upstream loops forever)"));
+}
+
+// expand-runs: doubles runs until the last rank holds something.
+absl::StatusOr<RankIds> ExpandRuns(RankIds ranks) {
+  // Each round fills at least one empty rank.
+  for (std::size_t round = 0; ranks.back().empty(); ++round) {
+    if (round > ranks.size()) {
+      return absl::InternalError("VPP alignment: expand-runs did not end");
+    }
+    absl::StatusOr<RankIds> next = DoubleOneRun(ranks);
+    if (!next.ok()) return next.status();
+    ranks = *std::move(next);
+  }
+  return ranks;
+}
+
+// The two halves of a split microbatch: `replacing` takes its place,
+// `appended` goes to the end of the schedule.
+struct SplitHalves {
+  RankIds replacing;
+  RankIds appended;
+};
+
+// upstream's split_group; nullopt when the microbatch is a single run.
+// `from_input` says whether the microbatch came from the caller (a run
+// growing left to right is then a malformed input, InvalidArgument) or was
+// built by an earlier split (upstream's assertion fails on its own output,
+// FailedPrecondition).
+absl::StatusOr<std::optional<SplitHalves>> SplitMicrobatch(const RankIds& ranks,
+                                                           bool from_input) {
+  const std::size_t width = ranks.size();
+  std::vector<std::size_t> boundaries = {0};
+  std::size_t previous = 0;
+  while (boundaries.back() != width) {
+    const std::size_t start = boundaries.back();
+    const SampleId first_id = ranks[start][0];
+    std::size_t size = 0;
+    for (std::size_t r = start; r < width && Holds(ranks[r], first_id); ++r) {
+      ++size;
+    }
+    // The scheduler never builds such a microbatch (groups are created and
+    // widened largest first).
+    if (previous != 0 && size > previous) {
+      const std::string message = absl::StrCat(
+          "VPP alignment (split): CP run sizes are not non-increasing: a run "
+          "of ", size, " ranks at rank ", start, " follows one of ", previous,
+          from_input ? " in an input microbatch"
+                     : " in a microbatch an earlier split built");
+      return from_input ? absl::InvalidArgumentError(message)
+                        : absl::FailedPreconditionError(message);
+    }
+    boundaries.push_back(start + size);
+    previous = size;
+  }
+  if (boundaries.size() == 2) return std::optional<SplitHalves>();
+  std::size_t k = 0;
+  while (boundaries[k] < width / 2) ++k;
+  const std::size_t cut = boundaries[k];
+  if (cut == 0 || cut >= width) {
+    return absl::FailedPreconditionError(
+        "VPP alignment (split): no cut inside the microbatch");
+  }
+  RankIds before(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(cut));
+  before.resize(width);
+  RankIds after(ranks.begin() + static_cast<std::ptrdiff_t>(cut), ranks.end());
+  after.resize(width);
+  absl::StatusOr<RankIds> widened_before = ExpandRuns(std::move(before));
+  if (!widened_before.ok()) return widened_before.status();
+  absl::StatusOr<RankIds> widened_after = ExpandRuns(std::move(after));
+  if (!widened_after.ok()) return widened_after.status();
+  return std::optional<SplitHalves>(
+      SplitHalves{*std::move(widened_after), *std::move(widened_before)});
+}
+
+absl::Status ValidateScheduleShape(const Schedule& schedule) {
+  if (schedule.microbatches.empty()) return absl::OkStatus();
+  const std::size_t width = schedule.microbatches[0].rank_ids.size();
+  if (width == 0) {
+    return absl::InvalidArgumentError("VPP alignment: microbatch 0 has no ranks");
+  }
+  for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
+    const RankIds& ranks = schedule.microbatches[m].rank_ids;
+    if (ranks.size() != width) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "VPP alignment: microbatch ", m, " has ", ranks.size(),
+          " ranks, microbatch 0 has ", width));
+    }
+    for (std::size_t r = 0; r < width; ++r) {
+      if (ranks[r].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "VPP alignment: microbatch ", m, " rank ", r, " is empty"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// DP-balanced (SPEC "DP-balanced schedule").
+// ---------------------------------------------------------------------------
+
+absl::Status ValidateDpBalancedProblem(absl::Span<const std::int64_t> lens,
+                                       const DpBalancedOptions& options) {
+  if (options.dp_size < 1 || options.dp_size > kMaxTotalGpus ||
+      options.cp_size < 1 || options.cp_size > kMaxTotalGpus ||
+      options.dp_size * options.cp_size > kMaxTotalGpus) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dp_size and cp_size must be >= 1 with dp_size * cp_size <= 65536, "
+        "got dp_size=", options.dp_size, " cp_size=", options.cp_size));
+  }
+  absl::Status status = ValidateSeqLenPerRank(options.max_seq_len_per_rank);
+  if (!status.ok()) return status;
+  if (options.max_num_seqs.has_value() && *options.max_num_seqs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_num_seqs must be absent or >= 1, got ", *options.max_num_seqs));
+  }
+  status = ValidateVppGroup(options.vpp_group);
+  if (!status.ok()) return status;
+  const std::int64_t limit = options.max_seq_len_per_rank * options.cp_size;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    status = ValidateSampleLen(lens[i], absl::StrCat("sample at position ", i));
+    if (!status.ok()) return status;
+    if (lens[i] > limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sample at position ", i, " has length ", lens[i],
+          ", longer than max_seq_len_per_rank * cp_size = ", limit));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Positions packed in order into sequences of at most mslpr * cp_size tokens
+// and at most max_num_seqs samples.
+std::vector<std::vector<std::int64_t>> PackInOrder(
+    absl::Span<const std::int64_t> lens, const DpBalancedOptions& options) {
+  const std::int64_t limit = options.max_seq_len_per_rank * options.cp_size;
+  std::vector<std::vector<std::int64_t>> packed;
+  std::vector<std::int64_t> current;
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    const bool room =
+        sum + lens[i] <= limit &&
+        (!options.max_num_seqs.has_value() ||
+         static_cast<std::int64_t>(current.size()) < *options.max_num_seqs);
+    if (room) {
+      current.push_back(static_cast<std::int64_t>(i));
+      sum += lens[i];
+    } else {
+      packed.push_back(std::move(current));
+      current = {static_cast<std::int64_t>(i)};
+      sum = lens[i];
+    }
+  }
+  if (!current.empty()) packed.push_back(std::move(current));
+  return packed;
+}
+
+// Moves single samples off the tail until the number of packed sequences is a
+// multiple of dp_size * vpp_group.
+absl::Status MakeMultiple(const DpBalancedOptions& options,
+                          std::vector<std::vector<std::int64_t>>& packed) {
+  const std::int64_t count = static_cast<std::int64_t>(packed.size());
+  const std::int64_t vpp = options.vpp_group.value_or(1);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  if (vpp > max / options.dp_size) {
+    // The multiple exceeds every possible count (at most one sequence per
+    // sample), so only zero sequences are a multiple of it.
+    if (count == 0) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        "dp_balanced: not enough samples to move (dp_size * vpp_group is "
+        "larger than any number of packed sequences)");
+  }
+  const std::int64_t multiple = options.dp_size * vpp;
+  if (count % multiple == 0) return absl::OkStatus();
+  std::int64_t to_move = multiple - count % multiple;
+  std::int64_t i = count - 1;
+  // Each round either moves a sample (at most one per sample) or steps the
+  // cursor left, so this ends.
+  while (to_move > 0) {
+    if (i < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "dp_balanced: not enough samples to move to make ", count,
+          " packed sequences a multiple of dp_size * vpp_group = ", multiple));
+    }
+    std::vector<std::int64_t>& sequence = packed[static_cast<std::size_t>(i)];
+    if (sequence.size() > 1) {
+      const std::int64_t position = sequence.back();
+      sequence.pop_back();
+      packed.push_back({position});
+      --to_move;
+    } else {
+      --i;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  absl::Status status = ValidateDynamicCpProblem(samples, options);
+  if (!status.ok()) return status;
+  return RunStep(samples, options);
+}
+
+absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  absl::Status status = ValidateDynamicCpProblem(samples, options);
+  if (!status.ok()) return status;
+  Schedule schedule;
+  std::vector<Sample> remaining = SortedLongestFirst(samples);
+  while (!remaining.empty()) {
+    absl::StatusOr<PackedMicrobatch> step = RunStep(remaining, options);
+    if (!step.ok()) return step.status();
+    if (step->leftovers.size() >= remaining.size()) {
+      return absl::InternalError("packing-aware step placed no sample");
+    }
+    schedule.microbatches.push_back(std::move(step->microbatch));
+    remaining = std::move(step->leftovers);
+  }
+  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
+    return ReferenceAlignToVppGroup(std::move(schedule), *options.vpp_group);
+  }
+  return schedule;
+}
+
+absl::StatusOr<Schedule> ReferenceAlignToVppGroup(Schedule schedule,
+                                                  std::int64_t vpp_group) {
+  if (vpp_group < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vpp_group must be >= 1, got ", vpp_group));
+  }
+  absl::Status status = ValidateScheduleShape(schedule);
+  if (!status.ok()) return status;
+  std::vector<Microbatch>& microbatches = schedule.microbatches;
+  const auto initial_count = static_cast<std::int64_t>(microbatches.size());
+  if (initial_count == 0) return schedule;
+  const auto width = static_cast<std::int64_t>(microbatches[0].rank_ids.size());
+  std::int64_t remainder = (vpp_group - initial_count % vpp_group) % vpp_group;
+  // A schedule the scheduler built needs at most count * (G - 1) splits:
+  // every split separates CP groups, and a microbatch holds at most G of them.
+  // Past that (only for a hand-made schedule) splitting would not end.
+  const std::int64_t max_splits = initial_count * (width - 1);
+  std::int64_t splits = 0;
+  std::int64_t i = initial_count - 1;
+  std::int64_t attempts = 0;
+  // Per microbatch: true while it is the caller's, false once a split built it.
+  std::vector<bool> from_input(microbatches.size(), true);
+  while (remainder > 0) {
+    const auto count = static_cast<std::int64_t>(microbatches.size());
+    if (i < 0) {
+      if (attempts >= count) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "VPP alignment: no tail microbatch has enough ids to split; ",
+            count, " microbatches, ", remainder,
+            " more needed for a multiple of vpp_group=", vpp_group));
+      }
+      i = count - 1;
+    }
+    absl::StatusOr<std::optional<SplitHalves>> halves =
+        SplitMicrobatch(microbatches[static_cast<std::size_t>(i)].rank_ids,
+                        from_input[static_cast<std::size_t>(i)]);
+    if (!halves.ok()) return halves.status();
+    if (halves->has_value()) {
+      if (++splits > max_splits) {
+        return absl::FailedPreconditionError(
+            "VPP alignment: splitting does not converge on this schedule");
+      }
+      microbatches[static_cast<std::size_t>(i)].rank_ids =
+          std::move((*halves)->replacing);
+      microbatches.push_back(Microbatch{std::move((*halves)->appended)});
+      from_input[static_cast<std::size_t>(i)] = false;
+      from_input.push_back(false);
+      --remainder;
+      attempts = 0;
+    } else {
+      ++attempts;
+    }
+    --i;
+  }
+  return schedule;
+}
+
+absl::StatusOr<Schedule> ReferenceScheduleDpBalanced(
+    absl::Span<const std::int64_t> lens, const DpBalancedOptions& options) {
+  absl::Status status = ValidateDpBalancedProblem(lens, options);
+  if (!status.ok()) return status;
+  std::vector<std::vector<std::int64_t>> packed = PackInOrder(lens, options);
+  status = MakeMultiple(options, packed);
+  if (!status.ok()) return status;
+  const std::int64_t gpus = options.dp_size * options.cp_size;
+  const auto num_microbatches =
+      static_cast<std::int64_t>(packed.size()) / options.dp_size;
+  Schedule schedule;
+  for (std::int64_t m = 0; m < num_microbatches; ++m) {
+    Microbatch microbatch;
+    for (std::int64_t rank = 0; rank < gpus; ++rank) {
+      const std::int64_t sequence = m * options.dp_size + rank / options.cp_size;
+      microbatch.rank_ids.push_back(packed[static_cast<std::size_t>(sequence)]);
+    }
+    schedule.microbatches.push_back(std::move(microbatch));
+  }
+  return schedule;
+}
+
+}  // namespace dcpsched::oracle

@@ -1,0 +1,180 @@
+// Tests of the exhaustive oracle: hand-checked optima of tiny instances, its
+// limits, and the bound it gives the packing-aware step (the step, when it
+// places every sample, can never beat the optimum over all placements).
+
+#include "oracle/exhaustive_oracle.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/types.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oracle/reference_oracle.h"
+
+namespace dcpsched::oracle {
+namespace {
+
+using RankIds = std::vector<std::vector<SampleId>>;
+
+DynamicCpOptions Options(std::int64_t gpus, std::int64_t mslpr,
+                         std::int64_t min_cp = 1) {
+  DynamicCpOptions options;
+  options.total_gpus = gpus;
+  options.max_seq_len_per_rank = mslpr;
+  options.min_cp_size = min_cp;
+  return options;
+}
+
+// Two equal samples on two ranks: each alone gives 100 per rank; both split
+// over both ranks gives 50 + 50 = 100 too (a tie), one alone and one split
+// gives 150. Placements: each sample takes rank 0, rank 1 or both (3 x 3 =
+// 9); the two that leave a rank empty (both on rank 0, both on rank 1) are
+// excluded: 7.
+TEST(ExhaustiveOracleTest, TwoEqualSamplesOnTwoRanks) {
+  const absl::StatusOr<ExhaustiveOptimum> best =
+      ExhaustiveBestPlacement({{1, 10}, {2, 10}}, Options(2, 100));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->scaled_max_work, 100 * kWorkScale);
+  EXPECT_EQ(best->max_work, 100.0);
+  EXPECT_EQ(best->placements_enumerated, 7);
+  // Enumeration order: sample 0's choices (rank 0, rank 1, ranks 0-1) are
+  // the slowest digit; the first placement of work 100 is 1 on rank 0, 2 on
+  // rank 1.
+  EXPECT_EQ(best->microbatch.rank_ids, (RankIds{{1}, {2}}));
+}
+
+// With mslpr = 10 a sample of 10 fills a rank, so the two samples cannot
+// share one: only "one on each rank" (two ways) and "both split over both
+// ranks" (5 + 5 = 10 tokens per rank) remain: 3. With an 11, which needs both
+// ranks (5.5 tokens each), the 10 fits nowhere (15.5 or 10.5 > 10): none.
+TEST(ExhaustiveOracleTest, TokenBudgetLimitsPlacements) {
+  const absl::StatusOr<ExhaustiveOptimum> best =
+      ExhaustiveBestPlacement({{1, 10}, {2, 10}}, Options(2, 10));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->placements_enumerated, 3);
+  EXPECT_EQ(best->scaled_max_work, 100 * kWorkScale);
+  EXPECT_EQ(
+      ExhaustiveBestPlacement({{1, 10}, {2, 11}}, Options(2, 10)).status().code(),
+      absl::StatusCode::kNotFound);
+}
+
+// One long and two short samples on two ranks: the long one alone on a rank
+// costs 100 there; split over both ranks it costs 50 per rank, and the two
+// shorts (9 each) spread one per rank: 59 < 100.
+TEST(ExhaustiveOracleTest, SplittingALongSampleBeatsKeepingItOnOneRank) {
+  const absl::StatusOr<ExhaustiveOptimum> best =
+      ExhaustiveBestPlacement({{1, 10}, {2, 3}, {3, 3}}, Options(2, 100));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->scaled_max_work, 59 * kWorkScale);
+  EXPECT_EQ(best->placement[0].cp_size, 2);
+}
+
+// G = 3: a CP size of 3 (= G) is allowed, and work/3 stays exact.
+TEST(ExhaustiveOracleTest, FullGroupOfThree) {
+  const absl::StatusOr<ExhaustiveOptimum> best =
+      ExhaustiveBestPlacement({{1, 3}}, Options(3, 100));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->placements_enumerated, 1);  // one sample must cover 3 ranks
+  EXPECT_EQ(best->scaled_max_work, 3 * 3 * kWorkScale / 3);
+  EXPECT_EQ(best->max_work, 3.0);
+  EXPECT_EQ(best->microbatch.rank_ids, (RankIds{{1}, {1}, {1}}));
+}
+
+// min_cp_size raises every CP size.
+TEST(ExhaustiveOracleTest, MinCpSizeIsRespected) {
+  const absl::StatusOr<ExhaustiveOptimum> best =
+      ExhaustiveBestPlacement({{1, 4}, {2, 4}}, Options(4, 100, 2));
+  ASSERT_TRUE(best.ok()) << best.status();
+  for (const SamplePlacement& p : best->placement) EXPECT_GE(p.cp_size, 2);
+  EXPECT_EQ(best->scaled_max_work, 8 * kWorkScale);  // each on its own pair
+}
+
+TEST(ExhaustiveOracleTest, Limits) {
+  const std::vector<Sample> seven = {{0, 1}, {1, 1}, {2, 1}, {3, 1},
+                                     {4, 1}, {5, 1}, {6, 1}};
+  EXPECT_EQ(ExhaustiveBestPlacement(seven, Options(4, 100)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExhaustiveBestPlacement({{0, 1}}, Options(5, 100)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExhaustiveBestPlacement({{0, 9}}, Options(2, 4)).status().code(),
+            absl::StatusCode::kInvalidArgument);  // needs 4 > G ranks
+  EXPECT_EQ(
+      ExhaustiveBestPlacement({{0, 1}, {0, 2}}, Options(2, 4)).status().code(),
+      absl::StatusCode::kInvalidArgument);  // duplicate id
+  EXPECT_EQ(ExhaustiveBestPlacement({}, Options(2, 4)).status().code(),
+            absl::StatusCode::kNotFound);
+  // One sample of cp_min 1 cannot cover 2 ranks unless split: found.
+  EXPECT_TRUE(ExhaustiveBestPlacement({{0, 1}}, Options(2, 4)).ok());
+  // The largest instance enumerates quickly.
+  const std::vector<Sample> six = {{0, 1}, {1, 2}, {2, 3},
+                                   {3, 4}, {4, 5}, {5, 6}};
+  const absl::StatusOr<ExhaustiveOptimum> largest =
+      ExhaustiveBestPlacement(six, Options(4, 1000));
+  ASSERT_TRUE(largest.ok()) << largest.status();
+  EXPECT_GT(largest->placements_enumerated, 0);
+}
+
+TEST(ExhaustiveOracleTest, ScaledMaxRankWork) {
+  const Microbatch microbatch{{{1, 2}, {1}}};
+  const absl::StatusOr<std::int64_t> work =
+      ScaledMaxRankWork(microbatch, {{1, 10}, {2, 3}});
+  ASSERT_TRUE(work.ok()) << work.status();
+  EXPECT_EQ(*work, (50 + 9) * kWorkScale);
+  EXPECT_EQ(ScaledMaxRankWork(microbatch, {{1, 10}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The step is one of the enumerated placements whenever it places every
+// sample, so its max rank work is never below the optimum; and its rank work
+// (a double) is the exact work rounded.
+TEST(ExhaustiveOracleTest, StepNeverBeatsTheOptimum) {
+  std::mt19937_64 random(20240611);
+  int compared = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::int64_t gpus = 1 + static_cast<std::int64_t>(random() % 4);
+    const std::int64_t mslpr = 1 + static_cast<std::int64_t>(random() % 24);
+    std::int64_t min_cp = 1;
+    while (min_cp * 2 <= gpus && random() % 3 == 0) min_cp *= 2;
+    // The largest power of two <= G: lengths up to what it holds keep
+    // cp_min(len) <= G.
+    std::int64_t widest = 1;
+    while (widest * 2 <= gpus) widest *= 2;
+    const auto longest = static_cast<std::uint64_t>(mslpr * widest);
+    const int count = 1 + static_cast<int>(random() % 6);
+    std::vector<Sample> samples;
+    for (int i = 0; i < count; ++i) {
+      const auto len = 1 + static_cast<std::int64_t>(random() % longest);
+      samples.push_back({100 + i, len});
+    }
+    const DynamicCpOptions options = Options(gpus, mslpr, min_cp);
+    const absl::StatusOr<PackedMicrobatch> step =
+        ReferencePackingAwareStep(samples, options);
+    if (!step.ok()) {
+      // Only upstream's expand-once defect (G = 3) may stop the step here.
+      EXPECT_EQ(step.status().code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_EQ(gpus, 3);
+      continue;
+    }
+    if (!step->leftovers.empty()) continue;
+    const absl::StatusOr<ExhaustiveOptimum> best =
+        ExhaustiveBestPlacement(samples, options);
+    ASSERT_TRUE(best.ok()) << best.status() << " trial " << trial;
+    const absl::StatusOr<std::int64_t> step_work =
+        ScaledMaxRankWork(step->microbatch, samples);
+    ASSERT_TRUE(step_work.ok()) << step_work.status();
+    EXPECT_LE(best->scaled_max_work, *step_work) << "trial " << trial;
+    const double step_max =
+        *std::max_element(step->rank_work.begin(), step->rank_work.end());
+    const double exact = static_cast<double>(*step_work) / kWorkScale;
+    EXPECT_NEAR(step_max, exact, 1e-9 * exact) << "trial " << trial;
+    ++compared;
+  }
+  EXPECT_GT(compared, 400);
+}
+
+}  // namespace
+}  // namespace dcpsched::oracle
