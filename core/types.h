@@ -53,6 +53,18 @@ struct DynamicCpOptions {
   // microbatch_group_size_per_vp_stage: when set and > 1, the number of
   // microbatches is made a multiple of it (see vpp_align.h).
   std::optional<std::int64_t> vpp_group;
+
+  friend bool operator==(const DynamicCpOptions&,
+                         const DynamicCpOptions&) = default;
+};
+
+// A dynamic-CP scheduling problem: one global batch and its options.
+struct DynamicCpProblem {
+  std::vector<Sample> samples;
+  DynamicCpOptions options;
+
+  friend bool operator==(const DynamicCpProblem&,
+                         const DynamicCpProblem&) = default;
 };
 
 // Parameters of the fixed-CP dp_balanced scheduler.
