@@ -75,6 +75,11 @@ class PackingAwareStepBuilder {
         groups_by_size_(std::bit_width(
             static_cast<std::uint64_t>(options.total_gpus))) {}
 
+  PackedMicrobatch PlaceOnly() && {
+    PlaceAll();
+    return layout_.ToPackedMicrobatch(std::move(leftovers_));
+  }
+
   absl::StatusOr<PackedMicrobatch> Build() && {
     PlaceAll();
     while (layout_.free_ranks() > 0) {
@@ -239,6 +244,19 @@ absl::StatusOr<PackedMicrobatch> PackingAwareStep(
     return status;
   }
   return BuildStep(SortedLongestFirst(samples), options);
+}
+
+absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  if (absl::Status status = ValidateDynamicCpProblem(samples, options);
+      !status.ok()) {
+    return status;
+  }
+  const std::vector<Sample> sorted = SortedLongestFirst(samples);
+  if (sorted.empty()) {
+    return GroupLayout(options.total_gpus).ToPackedMicrobatch({});
+  }
+  return PackingAwareStepBuilder(sorted, options).PlaceOnly();
 }
 
 absl::StatusOr<Schedule> ScheduleDynamicCp(absl::Span<const Sample> samples,

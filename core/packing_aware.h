@@ -27,6 +27,13 @@ namespace dcpsched {
 absl::StatusOr<PackedMicrobatch> PackingAwareStep(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
+// The step's placement before its fill step (SPEC step 5 alone): like
+// PackingAwareStep, but ranks no sample reached stay empty (work 0) and the
+// leftovers are the placement's. For inspecting a step, and for testing SPEC
+// invariant 7: the empty ranks form a tail.
+absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
 // Schedules a whole global batch: microbatches are built until every sample
 // is placed, then aligned to options.vpp_group when it is > 1
 // (upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples).

@@ -130,6 +130,21 @@ TEST(PackingAwareStepTest, SampleThatNeedsMoreRanksThanGIsInvalidArgument) {
               HasSubstr("Sequence length 401 (sample 1) requires CP size 8, but only 3"));
 }
 
+TEST(PackingAwarePlacementTest, IsTheStepBeforeItsFill) {
+  // The review's G = 14 case: two one-rank groups, twelve empty ranks.
+  const std::vector<Sample> samples = {{0, 50}, {1, 50}};
+  const absl::StatusOr<PackedMicrobatch> placed = PackingAwarePlacement(samples, Options(14, 100));
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  RankIds expected(14);
+  expected[0] = {0};
+  expected[1] = {1};
+  EXPECT_EQ(placed->microbatch.rank_ids, expected);
+  EXPECT_EQ(placed->rank_work[0], Work(50, 1));
+  EXPECT_EQ(placed->rank_work[2], 0.0);
+  EXPECT_EQ(PackingAwarePlacement(samples, Options(0, 100)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ScheduleDynamicCpTest, PlacesEverySampleOnceAcrossMicrobatches) {
   // One rank with room for 100 tokens: 90 goes first and alone; 60 and 30
   // wait and share the second microbatch, longest first.
