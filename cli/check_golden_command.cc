@@ -1,0 +1,42 @@
+#include "cli/check_golden_command.h"
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "cli/exit_codes.h"
+#include "io/golden.h"
+
+namespace dcpsched {
+
+CheckGoldenCommand::CheckGoldenCommand(CLI::App& command) {
+  command
+      .add_option("FILE", files_,
+                  "Golden vector files (.jsonl, one case per line)")
+      ->type_name("FILE")
+      ->required();
+}
+
+int CheckGoldenCommand::Run(std::ostream& out, std::ostream& err) const {
+  std::int64_t passed = 0;
+  std::int64_t failed = 0;
+  bool all_files_read = true;
+  for (const std::string& file : files_) {
+    const absl::StatusOr<GoldenFileReport> report = CheckGoldenFile(file);
+    if (!report.ok()) {
+      err << "dcpsched: " << report.status().message() << "\n";
+      all_files_read = false;
+      continue;
+    }
+    for (const std::string& failure : report->failures) out << failure << "\n";
+    passed += report->passed;
+    failed += report->failed;
+  }
+  out << passed << " passed, " << failed << " failed\n";
+  out.flush();
+  return all_files_read && failed == 0 && out ? kExitSuccess : kExitFailure;
+}
+
+}  // namespace dcpsched

@@ -1,0 +1,19 @@
+// Exit statuses of the dcpsched program.
+//
+// 2 means "fix the command line" (an unknown flag, a value out of range, a
+// bad combination of parameters); 1 means the command line was fine but the
+// job failed (a scheduler rejected the batch, a lengths or golden file could
+// not be read or parsed, a golden case did not match).
+
+#ifndef DCPSCHED_CLI_EXIT_CODES_H_
+#define DCPSCHED_CLI_EXIT_CODES_H_
+
+namespace dcpsched {
+
+inline constexpr int kExitSuccess = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_CLI_EXIT_CODES_H_

@@ -1,0 +1,233 @@
+#include "io/report.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "core/quality.h"
+#include "core/types.h"
+#include "io/schedule_run.h"
+
+namespace dcpsched {
+namespace {
+
+// Work is len^2-sized: four significant digits are enough to compare.
+std::string FormatWork(double work) { return absl::StrFormat("%.4g", work); }
+
+std::string FormatTokens(double tokens) {
+  return absl::StrFormat("%.1f", tokens);
+}
+
+// How many of `count` items to show when at most `limit` may be shown.
+std::size_t ShownCount(std::size_t count, std::int64_t limit) {
+  return std::min(count,
+                  static_cast<std::size_t>(std::max<std::int64_t>(limit, 0)));
+}
+
+// "1 microbatch", "2 microbatches".
+std::string Counted(std::size_t count, absl::string_view singular,
+                    absl::string_view plural) {
+  return absl::StrCat(count, " ", count == 1 ? singular : plural);
+}
+
+// "ranks 0-3" for a group of several ranks, "rank 6" for one.
+std::string RankRange(std::int64_t first_rank, std::int64_t size) {
+  if (size == 1) return absl::StrCat("rank ", first_rank);
+  return absl::StrCat("ranks ", first_rank, "-", first_rank + size - 1);
+}
+
+// Width of the longest RankRange in a microbatch of `total_gpus` ranks.
+int RankRangeWidth(std::int64_t total_gpus) {
+  const std::size_t digits = absl::StrCat(total_gpus - 1).size();
+  return static_cast<int>(6 + 2 * digits + 1);
+}
+
+// "[12 40 7]", or "[12 40 ... +5 more]" past `max_listed` ids.
+std::string IdList(const std::vector<SampleId>& ids, std::int64_t max_listed) {
+  const std::size_t listed = ShownCount(ids.size(), max_listed);
+  std::string text =
+      absl::StrCat("[", absl::StrJoin(ids.begin(), ids.begin() + listed, " "));
+  if (listed < ids.size()) {
+    absl::StrAppend(&text, listed > 0 ? " " : "", "... +", ids.size() - listed,
+                    " more");
+  }
+  return text + "]";
+}
+
+std::string OptionalValue(const std::optional<std::int64_t>& value) {
+  return value.has_value() ? absl::StrCat(*value) : "none";
+}
+
+// Per-rank figures: every value for small G, min / mean / max for large G.
+std::string RankFigures(const std::vector<double>& values,
+                        std::string (*format)(double),
+                        const ReportOptions& options) {
+  if (values.empty()) return "none";
+  if (static_cast<std::int64_t>(values.size()) <= options.max_listed_ranks) {
+    std::vector<std::string> texts;
+    for (const double value : values) texts.push_back(format(value));
+    return absl::StrJoin(texts, " ");
+  }
+  double sum = 0.0;
+  for (const double value : values) sum += value;
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  return absl::StrCat("min ", format(*low), "  mean ",
+                      format(sum / static_cast<double>(values.size())),
+                      "  max ", format(*high));
+}
+
+void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
+                      std::int64_t total_gpus, const ReportOptions& options,
+                      std::string& text) {
+  absl::StrAppendFormat(&text,
+                        "\nmicrobatch %d  (%s, max work %s, "
+                        "min work %s)\n",
+                        index,
+                        Counted(load.groups.size(), "CP group", "CP groups"),
+                        FormatWork(load.max_work), FormatWork(load.min_work));
+  const int range_width = RankRangeWidth(total_gpus);
+  const std::size_t listed =
+      ShownCount(load.groups.size(), options.max_listed_groups);
+  for (std::size_t i = 0; i < listed; ++i) {
+    const CpGroupLoad& group = load.groups[i];
+    absl::StrAppendFormat(
+        &text, "  %-*s  cp=%-3d ids %s  tokens/rank %s  work/rank %s\n",
+        range_width, RankRange(group.first_rank, group.size), group.size,
+        IdList(group.ids, options.max_listed_ids),
+        FormatTokens(group.tokens_per_rank), FormatWork(group.work_per_rank));
+  }
+  if (listed < load.groups.size()) {
+    absl::StrAppendFormat(&text, "  ... %s\n",
+                          Counted(load.groups.size() - listed, "more CP group",
+                                  "more CP groups"));
+  }
+  absl::StrAppend(&text, "  tokens per rank: ",
+                  RankFigures(load.rank_tokens, FormatTokens, options), "\n");
+  absl::StrAppend(&text, "  work per rank:   ",
+                  RankFigures(load.rank_work, FormatWork, options), "\n");
+}
+
+void AppendQuality(const ScheduleQuality& quality, std::string& text) {
+  absl::StrAppendFormat(&text,
+                        "\nbalance efficiency  %.4f  (ideal work / "
+                        "critical-path work; 1.0 is the bound)\n",
+                        quality.balance_efficiency);
+  absl::StrAppendFormat(&text, "microbatches        %d  (lower bound %d)\n",
+                        quality.microbatch_count,
+                        quality.microbatch_lower_bound);
+  absl::StrAppendFormat(&text, "critical-path work  %s\n",
+                        FormatWork(quality.critical_path_work));
+}
+
+}  // namespace
+
+std::string FormatReportHeader(const SchedulingProblem& problem) {
+  const std::vector<Sample>& samples = problem.samples;
+  const RunParameters& parameters = problem.parameters;
+  std::int64_t total_tokens = 0;
+  for (const Sample& sample : samples) total_tokens += sample.len;
+
+  std::string text = "dcpsched schedule report\n";
+  absl::StrAppendFormat(&text, "workload   %d samples, %d tokens",
+                        samples.size(), total_tokens);
+  if (!samples.empty()) {
+    const auto [shortest, longest] = std::minmax_element(
+        samples.begin(), samples.end(),
+        [](const Sample& a, const Sample& b) { return a.len < b.len; });
+    absl::StrAppendFormat(&text, ", len %d..%d, mean %.1f", shortest->len,
+                          longest->len,
+                          static_cast<double>(total_tokens) /
+                              static_cast<double>(samples.size()));
+  }
+  absl::StrAppendFormat(&text, "\n           %s\n",
+                        problem.workload_description);
+  absl::StrAppendFormat(&text, "topology   G = %d ranks",
+                        parameters.total_gpus());
+  if (parameters.cp_size_implied) {
+    absl::StrAppendFormat(
+        &text, " (only G given: dp_balanced runs as dp %d x cp %d)\n",
+        parameters.dp_size, parameters.cp_size);
+  } else {
+    absl::StrAppendFormat(&text, " (dp %d x cp %d)\n", parameters.dp_size,
+                          parameters.cp_size);
+  }
+  absl::StrAppendFormat(&text,
+                        "limits     max_seq_len_per_rank %d, min_cp %d, vpp %s",
+                        parameters.max_seq_len_per_rank, parameters.min_cp_size,
+                        OptionalValue(parameters.vpp_group));
+  if (parameters.max_num_seqs.has_value()) {
+    absl::StrAppendFormat(&text, ", max_num_seqs %d (dp_balanced)",
+                          *parameters.max_num_seqs);
+  }
+  return text + "\n";
+}
+
+std::string FormatRunDetail(const SchedulingProblem& problem,
+                            const ScheduleRun& run,
+                            const ReportOptions& options) {
+  const absl::string_view name = SchedulerName(run.scheduler);
+  if (!run.status.ok()) {
+    return absl::StrCat("\n", name, " failed: ", run.status.message(), "\n");
+  }
+  const ScheduleQuality& quality = run.quality;
+  std::string text = absl::StrCat(
+      "\n", name, " schedule: ",
+      Counted(quality.microbatches.size(), "microbatch", "microbatches"), "\n");
+  const std::size_t shown =
+      ShownCount(quality.microbatches.size(), options.max_microbatches);
+  for (std::size_t i = 0; i < shown; ++i) {
+    AppendMicrobatch(i, quality.microbatches[i],
+                     problem.parameters.total_gpus(), options, text);
+  }
+  if (shown < quality.microbatches.size()) {
+    absl::StrAppendFormat(&text,
+                          "\n... %d more microbatches (the JSON form lists "
+                          "them all)\n",
+                          quality.microbatches.size() - shown);
+  }
+  AppendQuality(quality, text);
+  return text;
+}
+
+std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
+                                  const ReportOptions& options) {
+  std::string text = "\ncomparison on the same workload\n";
+  absl::StrAppendFormat(&text, "%-14s  %10s  %12s  %11s  %18s", "scheduler",
+                        "efficiency", "microbatches", "lower bound",
+                        "critical-path work");
+  absl::StrAppend(&text, options.show_time ? "  time ms\n" : "\n");
+  for (const ScheduleRun& run : runs) {
+    absl::StrAppendFormat(&text, "%-14s  ", SchedulerName(run.scheduler));
+    if (!run.status.ok()) {
+      absl::StrAppend(&text, "error: ", run.status.message(), "\n");
+      continue;
+    }
+    const ScheduleQuality& quality = run.quality;
+    absl::StrAppendFormat(&text, "%10.4f  %12d  %11d  %18s",
+                          quality.balance_efficiency, quality.microbatch_count,
+                          quality.microbatch_lower_bound,
+                          FormatWork(quality.critical_path_work));
+    if (options.show_time) {
+      absl::StrAppendFormat(&text, "  %7.3f", run.elapsed_ms);
+    }
+    absl::StrAppend(&text, "\n");
+  }
+  return text;
+}
+
+std::string FormatReport(const SchedulingProblem& problem,
+                         const ScheduleRun& run,
+                         absl::Span<const ScheduleRun> comparison,
+                         const ReportOptions& options) {
+  return absl::StrCat(FormatReportHeader(problem),
+                      FormatRunDetail(problem, run, options),
+                      FormatComparisonTable(comparison, options));
+}
+
+}  // namespace dcpsched

@@ -1,0 +1,64 @@
+// The readable text report of one schedule run, for people.
+//
+// A report has four parts:
+//   1. a header: the workload (sample count, token count, length range and
+//      mean, where the lengths came from), the topology (G = dp x cp), the
+//      token budget max_seq_len_per_rank, min_cp and vpp;
+//   2. each microbatch: its CP groups, one line each
+//        ranks 0-3   cp=4  ids [12 40]  tokens/rank 1843.5  work/rank 2.1e+06
+//      and its per-rank tokens and work (listed for small G, summarised as
+//      min / mean / max for large G);
+//   3. the figures of SPEC "Quality": balance efficiency, the microbatch
+//      count against its lower bound, the critical-path work;
+//   4. a side-by-side table of every scheduler on the same workload:
+//      efficiency, microbatches, lower bound, critical-path work and
+//      scheduling time. A scheduler that failed shows its error instead.
+// Long schedules, wide microbatches and long id lists are cut (see
+// ReportOptions); the JSON form has everything.
+
+#ifndef DCPSCHED_IO_REPORT_H_
+#define DCPSCHED_IO_REPORT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/types/span.h"
+#include "io/schedule_run.h"
+
+namespace dcpsched {
+
+struct ReportOptions {
+  // Microbatches shown in detail; the rest are counted.
+  std::int64_t max_microbatches = 32;
+  // CP groups listed per microbatch; the rest are counted.
+  std::int64_t max_listed_groups = 32;
+  // Per-rank figures are listed rank by rank up to this G, summarised above.
+  std::int64_t max_listed_ranks = 16;
+  // Ids listed per CP group; the rest are counted.
+  std::int64_t max_listed_ids = 12;
+  // Include the scheduling time column (tests turn it off to compare text).
+  bool show_time = true;
+};
+
+// The whole report: header, `run` in detail, then the comparison table of
+// `comparison` (typically RunAllSchedulers on the same problem).
+std::string FormatReport(const SchedulingProblem& problem,
+                         const ScheduleRun& run,
+                         absl::Span<const ScheduleRun> comparison,
+                         const ReportOptions& options = {});
+
+// Part 1 alone.
+std::string FormatReportHeader(const SchedulingProblem& problem);
+
+// Parts 2 and 3 alone: one run in detail, or its error.
+std::string FormatRunDetail(const SchedulingProblem& problem,
+                            const ScheduleRun& run,
+                            const ReportOptions& options = {});
+
+// Part 4 alone: one row per run.
+std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
+                                  const ReportOptions& options = {});
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_IO_REPORT_H_

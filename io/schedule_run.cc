@@ -1,0 +1,167 @@
+#include "io/schedule_run.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/dp_balanced.h"
+#include "core/legacy.h"
+#include "core/packing_aware.h"
+#include "core/quality.h"
+#include "core/types.h"
+#include "core/validate.h"
+
+namespace dcpsched {
+namespace {
+
+absl::Status CheckPositiveFactor(absl::string_view name, std::int64_t value) {
+  if (value >= 1 && value <= kMaxTotalGpus) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, " is ", value, "; it must be between 1 and ", kMaxTotalGpus));
+}
+
+// dp_balanced's schedule names samples by position; map them to ids.
+absl::StatusOr<Schedule> PositionsToIds(Schedule by_position,
+                                        absl::Span<const Sample> samples) {
+  for (Microbatch& microbatch : by_position.microbatches) {
+    for (std::vector<SampleId>& rank : microbatch.rank_ids) {
+      for (SampleId& entry : rank) {
+        if (entry < 0 || static_cast<std::size_t>(entry) >= samples.size()) {
+          return absl::InternalError(
+              absl::StrCat("dp_balanced returned position ", entry, " for ",
+                           samples.size(), " samples"));
+        }
+        entry = samples[static_cast<std::size_t>(entry)].id;
+      }
+    }
+  }
+  return by_position;
+}
+
+absl::StatusOr<Schedule> CallScheduler(SchedulerKind scheduler,
+                                       const SchedulingProblem& problem) {
+  switch (scheduler) {
+    case SchedulerKind::kPackingAware:
+      return ScheduleDynamicCp(problem.samples,
+                               ToDynamicCpOptions(problem.parameters));
+    case SchedulerKind::kLegacy:
+      return ScheduleLegacy(problem.samples,
+                            ToDynamicCpOptions(problem.parameters));
+    case SchedulerKind::kDpBalanced: {
+      std::vector<std::int64_t> lens;
+      lens.reserve(problem.samples.size());
+      for (const Sample& sample : problem.samples) lens.push_back(sample.len);
+      return ScheduleDpBalanced(lens, ToDpBalancedOptions(problem.parameters));
+    }
+  }
+  return absl::InternalError("unknown scheduler");
+}
+
+}  // namespace
+
+absl::string_view SchedulerName(SchedulerKind scheduler) {
+  switch (scheduler) {
+    case SchedulerKind::kPackingAware:
+      return "packing_aware";
+    case SchedulerKind::kDpBalanced:
+      return "dp_balanced";
+    case SchedulerKind::kLegacy:
+      return "legacy";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<SchedulerKind> ParseSchedulerName(absl::string_view name) {
+  for (const SchedulerKind scheduler : kAllSchedulers) {
+    if (SchedulerName(scheduler) == name) return scheduler;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown scheduler \"", name,
+                   "\"; use packing_aware, dp_balanced or legacy"));
+}
+
+absl::Status ValidateRunParameters(const RunParameters& parameters) {
+  if (absl::Status dp = CheckPositiveFactor("dp size", parameters.dp_size);
+      !dp.ok()) {
+    return dp;
+  }
+  if (absl::Status cp = CheckPositiveFactor("cp size", parameters.cp_size);
+      !cp.ok()) {
+    return cp;
+  }
+  if (parameters.total_gpus() > kMaxTotalGpus) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dp size x cp size is ", parameters.dp_size, " x ",
+                     parameters.cp_size, " = ", parameters.total_gpus(),
+                     " ranks; at most ", kMaxTotalGpus, " are allowed"));
+  }
+  if (parameters.max_num_seqs.has_value() && *parameters.max_num_seqs < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_num_seqs is ", *parameters.max_num_seqs,
+                     "; it must be >= 1 (or left unset for no limit)"));
+  }
+  return ValidateDynamicCpOptions(ToDynamicCpOptions(parameters));
+}
+
+DynamicCpOptions ToDynamicCpOptions(const RunParameters& parameters) {
+  return DynamicCpOptions{
+      .total_gpus = parameters.total_gpus(),
+      .max_seq_len_per_rank = parameters.max_seq_len_per_rank,
+      .min_cp_size = parameters.min_cp_size,
+      .vpp_group = parameters.vpp_group,
+  };
+}
+
+DpBalancedOptions ToDpBalancedOptions(const RunParameters& parameters) {
+  return DpBalancedOptions{
+      .dp_size = parameters.dp_size,
+      .cp_size = parameters.cp_size,
+      .max_seq_len_per_rank = parameters.max_seq_len_per_rank,
+      .max_num_seqs = parameters.max_num_seqs,
+      .vpp_group = parameters.vpp_group,
+  };
+}
+
+ScheduleRun RunScheduler(SchedulerKind scheduler,
+                         const SchedulingProblem& problem) {
+  ScheduleRun run;
+  run.scheduler = scheduler;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Schedule> schedule = CallScheduler(scheduler, problem);
+  const auto stop = std::chrono::steady_clock::now();
+  run.elapsed_ms =
+      std::chrono::duration<double, std::milli>(stop - start).count();
+  if (schedule.ok() && scheduler == SchedulerKind::kDpBalanced) {
+    schedule = PositionsToIds(*std::move(schedule), problem.samples);
+  }
+  if (!schedule.ok()) {
+    run.status = schedule.status();
+    return run;
+  }
+  absl::StatusOr<ScheduleQuality> quality = MeasureQuality(
+      problem.samples, *schedule, problem.parameters.max_seq_len_per_rank);
+  if (!quality.ok()) {
+    run.status = quality.status();
+    return run;
+  }
+  run.schedule = *std::move(schedule);
+  run.quality = *std::move(quality);
+  return run;
+}
+
+std::vector<ScheduleRun> RunAllSchedulers(const SchedulingProblem& problem) {
+  std::vector<ScheduleRun> runs;
+  for (const SchedulerKind scheduler : kAllSchedulers) {
+    runs.push_back(RunScheduler(scheduler, problem));
+  }
+  return runs;
+}
+
+}  // namespace dcpsched

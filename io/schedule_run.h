@@ -1,0 +1,96 @@
+// One scheduling problem (a global batch, a topology and its limits) and the
+// result of running one scheduler on it: the schedule, its quality and how
+// long the scheduler took. The text report (report.h) and the JSON form
+// (schedule_json.h) both describe a ScheduleRun.
+//
+// The three schedulers name samples differently: the dynamic-CP ones by id,
+// dp_balanced by position in its lens list. A ScheduleRun always holds ids,
+// so runs of different schedulers on the same batch can be compared.
+
+#ifndef DCPSCHED_IO_SCHEDULE_RUN_H_
+#define DCPSCHED_IO_SCHEDULE_RUN_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/quality.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+enum class SchedulerKind { kPackingAware, kDpBalanced, kLegacy };
+
+// Every scheduler, in the order comparison tables list them.
+inline constexpr std::array<SchedulerKind, 3> kAllSchedulers = {
+    SchedulerKind::kPackingAware, SchedulerKind::kDpBalanced,
+    SchedulerKind::kLegacy};
+
+// "packing_aware", "dp_balanced" or "legacy" (the golden files' names).
+absl::string_view SchedulerName(SchedulerKind scheduler);
+
+// The inverse of SchedulerName; InvalidArgument listing the names otherwise.
+absl::StatusOr<SchedulerKind> ParseSchedulerName(absl::string_view name);
+
+// Topology and limits, shared by every scheduler of one comparison. The
+// dynamic-CP schedulers see only G = dp_size * cp_size; dp_balanced uses
+// both factors (and max_num_seqs); min_cp_size plays no part in it.
+struct RunParameters {
+  std::int64_t dp_size = 2;
+  std::int64_t cp_size = 4;
+  // True when the user gave only G: then dp_size = G and cp_size = 1, which
+  // is what dp_balanced runs with, and reports say so.
+  bool cp_size_implied = false;
+  std::int64_t max_seq_len_per_rank = 2048;
+  std::int64_t min_cp_size = 1;
+  std::optional<std::int64_t> vpp_group;
+  std::optional<std::int64_t> max_num_seqs;
+
+  std::int64_t total_gpus() const { return dp_size * cp_size; }
+};
+
+// InvalidArgument, naming the parameter and its allowed range, unless
+// 1 <= dp_size, cp_size and dp_size * cp_size <= 65536, max_num_seqs >= 1
+// when set, and the dynamic-CP options are valid (validate.h).
+absl::Status ValidateRunParameters(const RunParameters& parameters);
+
+DynamicCpOptions ToDynamicCpOptions(const RunParameters& parameters);
+DpBalancedOptions ToDpBalancedOptions(const RunParameters& parameters);
+
+// A global batch to schedule and where it came from.
+struct SchedulingProblem {
+  // One line, e.g. the generator's parameters or the lengths file's path.
+  std::string workload_description;
+  std::vector<Sample> samples;
+  RunParameters parameters;
+};
+
+// What one scheduler made of a SchedulingProblem.
+struct ScheduleRun {
+  SchedulerKind scheduler = SchedulerKind::kPackingAware;
+  // OK, or why the scheduler (or measuring its schedule) failed; the other
+  // fields are then empty.
+  absl::Status status;
+  // The schedule by sample id (dp_balanced's positions mapped back to ids).
+  Schedule schedule;
+  ScheduleQuality quality;
+  // Wall time of the scheduler call alone, on a steady clock.
+  double elapsed_ms = 0.0;
+};
+
+// Runs `scheduler` on `problem` (parameters are assumed validated; an
+// invalid one comes back as the run's status) and measures the result.
+ScheduleRun RunScheduler(SchedulerKind scheduler,
+                         const SchedulingProblem& problem);
+
+// RunScheduler for each of kAllSchedulers, in that order.
+std::vector<ScheduleRun> RunAllSchedulers(const SchedulingProblem& problem);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_IO_SCHEDULE_RUN_H_

@@ -1,0 +1,167 @@
+#include "io/schedule_json.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/quality.h"
+#include "core/types.h"
+#include "gtest/gtest.h"
+#include "io/schedule_run.h"
+#include "nlohmann/json.hpp"
+
+namespace dcpsched {
+namespace {
+
+using nlohmann::json;
+
+// Sample 7 (8 tokens) on ranks 0-1, samples 8 and 9 alone on ranks 2 and 3.
+SchedulingProblem TinyProblem() {
+  SchedulingProblem problem;
+  problem.workload_description = "hand-made batch";
+  problem.samples = {{7, 8}, {8, 2}, {9, 2}};
+  problem.parameters.dp_size = 2;
+  problem.parameters.cp_size = 2;
+  problem.parameters.max_seq_len_per_rank = 4;
+  problem.parameters.vpp_group = 3;
+  return problem;
+}
+
+ScheduleRun TinyRun(const SchedulingProblem& problem) {
+  ScheduleRun run;
+  run.scheduler = SchedulerKind::kLegacy;
+  run.schedule.microbatches = {Microbatch{.rank_ids = {{7}, {7}, {8}, {9}}}};
+  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
+  return run;
+}
+
+TEST(ScheduleJsonTest, DescribesParametersWorkloadAndSamples) {
+  const SchedulingProblem problem = TinyProblem();
+
+  const json document = ScheduleRunToJson(problem, TinyRun(problem));
+
+  EXPECT_EQ(document["format"], "dcpsched.schedule_run.v1");
+  EXPECT_EQ(document["scheduler"], "legacy");
+  EXPECT_EQ(document["ok"], true);
+  EXPECT_FALSE(document.contains("error"));
+  EXPECT_EQ(document["parameters"],
+            json::parse(R"({"total_gpus": 4, "dp_size": 2, "cp_size": 2,
+                            "cp_size_implied": false,
+                            "max_seq_len_per_rank": 4, "min_cp_size": 1,
+                            "vpp_group": 3, "max_num_seqs": null})"));
+  EXPECT_EQ(document["workload"],
+            json::parse(R"({"description": "hand-made batch",
+                            "num_samples": 3, "total_tokens": 12,
+                            "min_len": 2, "max_len": 8})"));
+  EXPECT_EQ(document["samples"], json::parse("[[7, 8], [8, 2], [9, 2]]"));
+}
+
+TEST(ScheduleJsonTest, GroupsHaveUpstreamsShape) {
+  const SchedulingProblem problem = TinyProblem();
+
+  const json document = ScheduleRunToJson(problem, TinyRun(problem));
+
+  // microbatches -> ranks -> ids.
+  EXPECT_EQ(document["groups"], json::parse("[[[7], [7], [8], [9]]]"));
+}
+
+TEST(ScheduleJsonTest, HasCpGroupsPerRankLoadAndQuality) {
+  const SchedulingProblem problem = TinyProblem();
+
+  const json document = ScheduleRunToJson(problem, TinyRun(problem));
+
+  ASSERT_EQ(document["microbatches"].size(), 1u);
+  const json& microbatch = document["microbatches"][0];
+  EXPECT_EQ(microbatch["cp_groups"], json::parse(R"([
+              {"first_rank": 0, "size": 2, "ids": [7],
+               "tokens_per_rank": 4.0, "work_per_rank": 32.0},
+              {"first_rank": 2, "size": 1, "ids": [8],
+               "tokens_per_rank": 2.0, "work_per_rank": 4.0},
+              {"first_rank": 3, "size": 1, "ids": [9],
+               "tokens_per_rank": 2.0, "work_per_rank": 4.0}])"));
+  EXPECT_EQ(microbatch["rank_tokens"], json::parse("[4.0, 4.0, 2.0, 2.0]"));
+  EXPECT_EQ(microbatch["rank_work"], json::parse("[32.0, 32.0, 4.0, 4.0]"));
+  EXPECT_EQ(microbatch["max_work"], 32.0);
+  EXPECT_EQ(microbatch["min_work"], 4.0);
+  EXPECT_EQ(document["quality"], json::parse(R"({"balance_efficiency": 0.5625,
+                            "microbatch_count": 1,
+                            "microbatch_lower_bound": 1,
+                            "critical_path_work": 32.0})"));
+}
+
+TEST(ScheduleJsonTest, FailedRunHasErrorAndNoSchedule) {
+  ScheduleRun run;
+  run.scheduler = SchedulerKind::kDpBalanced;
+  run.status = absl::InvalidArgumentError("sample too long");
+
+  const json document = ScheduleRunToJson(TinyProblem(), run);
+
+  EXPECT_EQ(document["ok"], false);
+  EXPECT_EQ(document["error"], "sample too long");
+  EXPECT_FALSE(document.contains("groups"));
+  EXPECT_FALSE(document.contains("quality"));
+  EXPECT_TRUE(document.contains("samples"));
+}
+
+TEST(ScheduleJsonTest, FormattedJsonIsOneStableLineThatReadsBack) {
+  const SchedulingProblem problem = TinyProblem();
+  const ScheduleRun run = TinyRun(problem);
+
+  const std::string text = FormatScheduleRunJson(problem, run);
+
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.find('\n'), text.size() - 1);
+  EXPECT_EQ(json::parse(text), ScheduleRunToJson(problem, run));
+  EXPECT_EQ(text, FormatScheduleRunJson(problem, TinyRun(problem)));
+}
+
+TEST(ScheduleJsonTest, DoublesReadBackBitForBit) {
+  // Sample 0 (10 tokens) over 3 ranks: 10/3 tokens and 100/3 work each.
+  SchedulingProblem problem = TinyProblem();
+  problem.samples = {{0, 10}, {1, 1}};
+  ScheduleRun run;
+  run.schedule.microbatches = {Microbatch{.rank_ids = {{0}, {0}, {0}, {1}}}};
+  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
+
+  const json document = json::parse(FormatScheduleRunJson(problem, run));
+
+  EXPECT_EQ(document["microbatches"][0]["rank_tokens"][0].get<double>(),
+            10.0 / 3.0);
+  EXPECT_EQ(document["microbatches"][0]["rank_work"][0].get<double>(),
+            100.0 / 3.0);
+  EXPECT_EQ(document["quality"]["balance_efficiency"].get<double>(),
+            (101.0 / 4.0) / (100.0 / 3.0));
+}
+
+TEST(ScheduleJsonTest, InvalidUtf8InDescriptionDoesNotThrow) {
+  SchedulingProblem problem = TinyProblem();
+  problem.workload_description = "lengths file \xff\xfe.txt";
+
+  const std::string text = FormatScheduleRunJson(problem, TinyRun(problem));
+
+  EXPECT_TRUE(json::accept(text));
+}
+
+TEST(ScheduleJsonTest, RealRunGroupsMatchItsSchedule) {
+  SchedulingProblem problem;
+  problem.workload_description = "real";
+  problem.samples = {{10, 300}, {11, 50}, {12, 120}, {13, 90}, {14, 700}};
+  problem.parameters.dp_size = 2;
+  problem.parameters.cp_size = 2;
+  problem.parameters.max_seq_len_per_rank = 256;
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  const json document = ScheduleRunToJson(problem, run);
+
+  ASSERT_EQ(document["groups"].size(), run.schedule.microbatches.size());
+  for (std::size_t i = 0; i < run.schedule.microbatches.size(); ++i) {
+    EXPECT_EQ(document["groups"][i].get<std::vector<std::vector<SampleId>>>(),
+              run.schedule.microbatches[i].rank_ids);
+  }
+}
+
+}  // namespace
+}  // namespace dcpsched
