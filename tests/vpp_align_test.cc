@@ -1,0 +1,294 @@
+// Tests of VPP alignment (core/vpp_align.h). Expected schedules are worked by
+// hand from SPEC "VPP alignment" and were cross-checked against upstream's
+// align_sample_id_groups.
+
+#include "core/vpp_align.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/packing_aware.h"
+#include "core/types.h"
+#include "gtest/gtest.h"
+
+namespace dcpsched {
+namespace {
+
+using Ranks = std::vector<std::vector<SampleId>>;
+
+Microbatch Mb(Ranks ranks) { return Microbatch{std::move(ranks)}; }
+
+// A microbatch of CP groups of the given sizes, left to right; group k holds
+// the single sample first_id + k on each of its ranks.
+Microbatch Groups(std::initializer_list<int> sizes, SampleId first_id = 0) {
+  Microbatch microbatch;
+  SampleId id = first_id;
+  for (const int size : sizes) {
+    for (int r = 0; r < size; ++r) microbatch.rank_ids.push_back({id});
+    ++id;
+  }
+  return microbatch;
+}
+
+Schedule Sched(std::vector<Microbatch> microbatches) {
+  return Schedule{std::move(microbatches)};
+}
+
+TEST(VppAlignTest, VppGroupOneLeavesScheduleUnchanged) {
+  const Schedule schedule = Sched({Groups({2, 1, 1}), Groups({4}, 3)});
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(schedule, 1);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, schedule);
+}
+
+TEST(VppAlignTest, CountAlreadyMultipleLeavesScheduleUnchanged) {
+  const Schedule schedule = Sched({Groups({2, 1, 1}), Groups({1, 1, 1, 1}, 3)});
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(schedule, 2);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, schedule);
+}
+
+TEST(VppAlignTest, EmptyScheduleIsUnchanged) {
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(Schedule{}, 4);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_TRUE(aligned->microbatches.empty());
+}
+
+// Runs 2,1,1,1,1 (boundaries 0,2,3,4,5,6); W // 2 = 3, so the cut is at 3,
+// not at boundary 2. The part from the cut replaces the microbatch, the part
+// before it is appended.
+TEST(VppAlignTest, SplitsAtFirstRunBoundaryAtLeastHalfTheRanks) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({2, 1, 1, 1, 1})}), 2);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, Sched({Mb({{2}, {2}, {3}, {3}, {4}, {4}}),
+                             Mb({{0}, {0}, {0}, {0}, {1}, {1}})}));
+}
+
+// Half [1],[1],[2] + 3 empty ranks: run [1] (2 ranks) is larger than its
+// right-hand neighbour [2] (1 rank), so [2] doubles first; then no run is
+// larger than its neighbour and the leftmost run [1] doubles. Doubling the
+// larger run instead would not fit.
+TEST(VppAlignTest, ExpandDoublesRightHandNeighbourOfALargerRun) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({3, 2, 1})}), 2);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, Sched({Mb({{1}, {1}, {1}, {1}, {2}, {2}}),
+                             Mb({{0}, {0}, {0}, {0}, {0}, {0}})}));
+}
+
+// Half [1],[2],[3],[4] + 4 empty ranks: no run is larger than its neighbour,
+// so the leftmost doubles; after that each round doubles the right-hand
+// neighbour of the larger run, giving 2,2,2,2 (doubling the leftmost run
+// whenever it fits would give 4,2,1,1).
+TEST(VppAlignTest, ExpandDoublesLeftmostRunOnlyWhenNoRunIsLarger) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({4, 1, 1, 1, 1})}), 2);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, Sched({Mb({{1}, {1}, {2}, {2}, {3}, {3}, {4}, {4}}),
+                             Mb({{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}})}));
+}
+
+// Left to right, a run is the ranks containing the first id of its first
+// rank ([7,8] then [9,7] both contain 7); read from the right while widening,
+// a run is the ranks containing the first id of its last rank (9 is not in
+// [7,8]), so the half widens as two runs.
+TEST(VppAlignTest, RunsAreReadByTheFirstIdOfTheirStartRank) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Mb({{7, 8}, {9, 7}, {1}, {2}})}), 2);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, Sched({Mb({{1}, {1}, {2}, {2}}),
+                             Mb({{7, 8}, {7, 8}, {9, 7}, {9, 7}})}));
+}
+
+// The cursor starts at the last microbatch; a one-group microbatch counts as
+// an attempt and the cursor moves on to the left.
+TEST(VppAlignTest, CursorSkipsMicrobatchesThatAreOneGroup) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({2, 1, 1}), Groups({4}, 9)}), 3);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, Sched({Mb({{1}, {1}, {2}, {2}}), Mb({{9}, {9}, {9}, {9}}),
+                             Mb({{0}, {0}, {0}, {0}})}));
+}
+
+TEST(VppAlignTest, CursorKeepsMovingLeftAfterASplit) {
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(
+      Sched({Groups({2, 2}), Groups({1, 1, 1, 1}, 10), Groups({4}, 20)}), 5);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned,
+            Sched({Mb({{1}, {1}, {1}, {1}}), Mb({{12}, {12}, {13}, {13}}),
+                   Mb({{20}, {20}, {20}, {20}}), Mb({{10}, {10}, {11}, {11}}),
+                   Mb({{0}, {0}, {0}, {0}})}));
+}
+
+// Below microbatch 0 the cursor restarts at the (new) last microbatch, so
+// halves made earlier are split again.
+TEST(VppAlignTest, CursorWrapsToTheNewLastMicrobatch) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({1, 1, 1, 1})}), 4);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned,
+            Sched({Mb({{3}, {3}, {3}, {3}}), Mb({{1}, {1}, {1}, {1}}),
+                   Mb({{0}, {0}, {0}, {0}}), Mb({{2}, {2}, {2}, {2}})}));
+}
+
+TEST(VppAlignTest, AlignedCountIsAMultipleOfVppGroup) {
+  Schedule schedule;
+  for (int m = 0; m < 5; ++m) {
+    schedule.microbatches.push_back(Groups({4, 2, 1, 1}, 10 * m));
+  }
+  for (const std::int64_t vpp_group : {2, 3, 4, 6, 7}) {
+    absl::StatusOr<Schedule> aligned = AlignToVppGroup(schedule, vpp_group);
+    ASSERT_TRUE(aligned.ok()) << aligned.status();
+    EXPECT_EQ(aligned->microbatches.size() % vpp_group, 0u) << vpp_group;
+    for (const Microbatch& microbatch : aligned->microbatches) {
+      EXPECT_EQ(microbatch.rank_ids.size(), 8u);
+    }
+  }
+}
+
+TEST(VppAlignTest, NoSplittableMicrobatchIsFailedPrecondition) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({2}), Groups({2}, 1)}), 3);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(aligned.status().message().find("no tail microbatch"),
+            std::string::npos)
+      << aligned.status();
+}
+
+TEST(VppAlignTest, SplitsUntilNothingIsLeftThenFails) {
+  // [0],[1] splits into [1],[1] and [0],[0]; a third split is impossible.
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({1, 1})}), 3);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// SPEC's hang case: G=3, mslpr=1, samples (0,1),(1,1) schedule as one
+// microbatch [0],[0],[1]. The half before the cut is [0],[0] + 1 empty rank:
+// no run is larger than another and the leftmost (2 ranks) does not fit, so
+// upstream loops forever.
+TEST(VppAlignTest, HalfThatCannotBeWidenedIsFailedPrecondition) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Mb({{0}, {0}, {1}})}), 2);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(VppAlignTest, SpecHangCaseFailsEndToEnd) {
+  DynamicCpOptions options;
+  options.total_gpus = 3;
+  options.max_seq_len_per_rank = 1;
+  options.vpp_group = 2;
+  const std::vector<Sample> samples = {{0, 1}, {1, 1}};
+  absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(samples, options);
+  ASSERT_FALSE(schedule.ok());
+  EXPECT_EQ(schedule.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Runs 2,2,2,1 (W=7) cut at 4. The half [0],[0],[1],[1] + 3 empty ranks
+// doubles [0] (4 ranks, 1 empty left), then must double [1] (2 ranks):
+// upstream's slice assignment returns a microbatch of 8 ranks.
+TEST(VppAlignTest, DoublingWiderThanTheEmptyTailIsFailedPrecondition) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({2, 2, 2, 1})}), 2);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(aligned.status().message().find("wider"), std::string::npos)
+      << aligned.status();
+}
+
+TEST(VppAlignTest, IncreasingRunsInTheInputAreInvalidArgument) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Mb({{0}, {1}, {1}, {1}})}), 2);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Like upstream, runs are read only in the microbatches the cursor tries.
+TEST(VppAlignTest, IncreasingRunsAreOnlyCheckedWhenTried) {
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(
+      Sched({Mb({{0}, {1}, {1}, {1}}), Groups({1, 1, 1, 1}, 5)}), 3);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(aligned->microbatches.size(), 3u);
+}
+
+// Runs 3,1,1,1,1,1,1,1 (W=10) cut at 5: the half before it widens to 4,6,
+// which is split again on the next pass. The input was fine, so this is
+// FailedPrecondition, not InvalidArgument.
+TEST(VppAlignTest, IncreasingRunsMadeByWideningAreFailedPrecondition) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({3, 1, 1, 1, 1, 1, 1, 1})}), 3);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(VppAlignTest, VppGroupBelowOneIsInvalidArgument) {
+  for (const std::int64_t vpp_group : {0, -1, -4}) {
+    absl::StatusOr<Schedule> aligned =
+        AlignToVppGroup(Sched({Groups({1, 1})}), vpp_group);
+    ASSERT_FALSE(aligned.ok()) << vpp_group;
+    EXPECT_EQ(aligned.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(VppAlignTest, RaggedWidthsAreInvalidArgument) {
+  // Checked even when no split is needed.
+  for (const std::int64_t vpp_group : {1, 2, 3}) {
+    absl::StatusOr<Schedule> aligned =
+        AlignToVppGroup(Sched({Groups({1, 1}), Groups({2, 1}, 2)}), vpp_group);
+    ASSERT_FALSE(aligned.ok()) << vpp_group;
+    EXPECT_EQ(aligned.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(VppAlignTest, EmptyRankIsInvalidArgument) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({1, 1}), Mb({{2}, {}})}), 3);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(aligned.status().message().find("microbatch 1 rank 1"),
+            std::string::npos)
+      << aligned.status();
+}
+
+TEST(VppAlignTest, MicrobatchWithoutRanksIsInvalidArgument) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Mb({}), Mb({})}), 3);
+  ASSERT_FALSE(aligned.ok());
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// 65536 one-rank groups: each half widens by doubling every group, which
+// takes 32768 rounds; each round must not rescan the whole microbatch.
+TEST(VppAlignTest, WideMicrobatchAlignsQuickly) {
+  constexpr std::size_t kWidth = 65536;
+  Microbatch microbatch;
+  for (std::size_t r = 0; r < kWidth; ++r) {
+    microbatch.rank_ids.push_back({static_cast<SampleId>(r)});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(Sched({microbatch}), 2);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  ASSERT_EQ(aligned->microbatches.size(), 2u);
+  for (std::size_t r = 0; r < kWidth; ++r) {
+    const SampleId before_cut = static_cast<SampleId>(r / 2);
+    ASSERT_EQ(aligned->microbatches[1].rank_ids[r],
+              std::vector<SampleId>{before_cut});
+    ASSERT_EQ(aligned->microbatches[0].rank_ids[r],
+              std::vector<SampleId>{before_cut + SampleId{kWidth / 2}});
+  }
+  EXPECT_LT(elapsed, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace dcpsched
