@@ -1,0 +1,89 @@
+// Properties of the schedule checker (core/checker.h): damage done to a real
+// schedule is always reported as the right invariant.
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/checker.h"
+#include "core/packing_aware.h"
+#include "properties/generators.h"
+#include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
+
+namespace dcpsched::properties {
+namespace {
+
+bool Reports(const std::vector<Violation>& violations, Invariant invariant) {
+  for (const Violation& violation : violations) {
+    if (violation.invariant == invariant) return true;
+  }
+  return false;
+}
+
+// A problem with at least one sample and its (valid) schedule.
+struct Scheduled {
+  DynamicCpProblem problem;
+  Schedule schedule;
+};
+
+Scheduled ScheduleSomething() {
+  const DynamicCpProblem problem = *GenValidProblem();
+  RC_PRE(!problem.samples.empty());
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  return Scheduled{problem, *schedule};
+}
+
+RC_GTEST_PROP(CheckerProperties, ASampleRemovedEverywhereIsReported, ()) {
+  Scheduled scheduled = ScheduleSomething();
+  const auto& samples = scheduled.problem.samples;
+  const SampleId victim =
+      samples[*rc::gen::inRange<std::size_t>(0, samples.size())].id;
+  for (Microbatch& microbatch : scheduled.schedule.microbatches) {
+    for (auto& rank : microbatch.rank_ids) std::erase(rank, victim);
+  }
+  RC_ASSERT(Reports(FindViolations(samples, scheduled.schedule, scheduled.problem.options),
+                    Invariant::kEachSampleOnce));
+}
+
+RC_GTEST_PROP(CheckerProperties, ASampleCopiedToAnotherRankIsReported, ()) {
+  Scheduled scheduled = ScheduleSomething();
+  auto& microbatches = scheduled.schedule.microbatches;
+  const std::size_t from = *rc::gen::inRange<std::size_t>(0, microbatches.size());
+  const std::size_t to = *rc::gen::inRange<std::size_t>(0, microbatches.size());
+  const auto& source = microbatches[from].rank_ids;
+  const SampleId id = source[*rc::gen::inRange<std::size_t>(0, source.size())].front();
+  std::size_t first = source.size();
+  std::size_t last = 0;
+  for (std::size_t r = 0; r < source.size(); ++r) {
+    if (std::find(source[r].begin(), source[r].end(), id) == source[r].end()) continue;
+    first = std::min(first, r);
+    last = r;
+  }
+  auto& target = microbatches[to].rank_ids;
+  const std::size_t target_rank = *rc::gen::inRange<std::size_t>(0, target.size());
+  // A copy onto the rank just before or after its run only widens the run,
+  // which can be a valid schedule; anywhere else it breaks invariant 2.
+  RC_PRE(from != to || target_rank + 1 != first);
+  RC_PRE(from != to || target_rank != last + 1);
+  target[target_rank].push_back(id);
+  RC_ASSERT(Reports(
+      FindViolations(scheduled.problem.samples, scheduled.schedule, scheduled.problem.options),
+      Invariant::kEachSampleOnce));
+}
+
+RC_GTEST_PROP(CheckerProperties, AnUnknownIdIsReported, ()) {
+  Scheduled scheduled = ScheduleSomething();
+  SampleId stranger = 0;
+  for (const Sample& sample : scheduled.problem.samples) stranger = std::max(stranger, sample.id);
+  RC_PRE(stranger < INT64_MAX);
+  scheduled.schedule.microbatches.front().rank_ids.front().push_back(stranger + 1);
+  RC_ASSERT(Reports(FindViolations(scheduled.problem.samples, scheduled.schedule,
+                                   scheduled.problem.options),
+                    Invariant::kEachSampleOnce));
+}
+
+}  // namespace
+}  // namespace dcpsched::properties

@@ -1,0 +1,314 @@
+#include "properties/generators.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
+#include "core/validate.h"
+#include "io/problem_text.h"
+
+namespace dcpsched {
+
+void showValue(const DynamicCpProblem& problem, std::ostream& os) {
+  os << FormatProblem(problem);
+}
+
+void showValue(const properties::DpBalancedProblem& problem, std::ostream& os) {
+  const DpBalancedOptions& options = problem.options;
+  os << "dp=" << options.dp_size << " cp=" << options.cp_size
+     << " mslpr=" << options.max_seq_len_per_rank << " max_num_seqs="
+     << (options.max_num_seqs ? std::to_string(*options.max_num_seqs) : "none")
+     << " vpp=" << (options.vpp_group ? std::to_string(*options.vpp_group) : "none")
+     << " lens=" << absl::StrJoin(problem.lens, ",");
+}
+
+void showValue(const Schedule& schedule, std::ostream& os) {
+  os << "[";
+  for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
+    os << (m ? ", [" : "[");
+    const auto& ranks = schedule.microbatches[m].rank_ids;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      os << (r ? ", [" : "[") << absl::StrJoin(ranks[r], ",") << "]";
+    }
+    os << "]";
+  }
+  os << "]";
+}
+
+namespace properties {
+namespace {
+
+// How one sample length is made once G and mslpr are known. Kinds shrink
+// toward kTiny and values toward 0, i.e. toward length 1.
+struct LengthRecipe {
+  int kind = 0;
+  int value = 0;     // 0..9999
+  int multiple = 1;  // 1..8
+};
+constexpr int kTiny = 0;       // 1 + value % 16
+constexpr int kLognormal = 1;  // quantile value/10^4 of lognormal(1024, 1.5)
+constexpr int kBoundary = 2;   // multiple * mslpr + {-1, 0, +1}
+constexpr int kRepeat = 3;     // the previous sample's length again
+
+// Inverse of the standard normal CDF (Acklam's rational approximation,
+// relative error below 1.2e-9): enough to shape realistic lengths.
+double InverseNormalCdf(double p) {
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                 -2.759285104469687e+02, 1.383577518672690e+02,
+                                 -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                 -1.556989798598866e+02, 6.680131188771972e+01,
+                                 -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                 -2.400758277161838e+00, -2.549671010115381e+00,
+                                 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                 2.445134137142996e+00, 3.754408661907416e+00};
+  constexpr double kLow = 0.02425;
+  const auto tail = [&](double q) {
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  };
+  if (p < kLow) return tail(std::sqrt(-2.0 * std::log(p)));
+  if (p > 1.0 - kLow) return -tail(std::sqrt(-2.0 * std::log(1.0 - p)));
+  const double q = p - 0.5;
+  const double r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+}
+
+// Upstream's DCP benchmark workload: lognormal with mean 1024 and sigma 1.5,
+// clipped to [128, 8192].
+std::int64_t LognormalLength(int value) {
+  constexpr double kSigma = 1.5;
+  const double mu = std::log(1024.0) - kSigma * kSigma / 2.0;
+  const double p = (value + 0.5) / 10000.0;
+  const double len = std::exp(mu + kSigma * InverseNormalCdf(p));
+  return std::clamp<std::int64_t>(std::llround(std::min(len, 1e9)), 128, 8192);
+}
+
+std::int64_t RecipeLength(const LengthRecipe& recipe, std::int64_t mslpr,
+                          std::int64_t previous) {
+  switch (recipe.kind) {
+    case kLognormal:
+      return LognormalLength(recipe.value);
+    case kBoundary:
+      return recipe.multiple * mslpr + recipe.value % 3 - 1;
+    case kRepeat:
+      return previous;
+    default:
+      return 1 + recipe.value % 16;
+  }
+}
+
+rc::Gen<LengthRecipe> GenRecipe() {
+  return rc::gen::build<LengthRecipe>(
+      rc::gen::set(&LengthRecipe::kind,
+                   rc::gen::weightedElement<int>(
+                       {{2, kTiny}, {5, kLognormal}, {2, kBoundary}, {2, kRepeat}})),
+      rc::gen::set(&LengthRecipe::value, rc::gen::inRange(0, 10000)),
+      rc::gen::set(&LengthRecipe::multiple, rc::gen::inRange(1, 9)));
+}
+
+rc::Gen<std::int64_t> GenTopology() {
+  return rc::gen::weightedElement<std::int64_t>(
+      {{2, 1}, {3, 2}, {3, 3}, {4, 4}, {3, 6}, {5, 8}, {3, 12}, {3, 14},
+       {4, 16}, {2, 24}, {3, 32}, {2, 64}});
+}
+
+rc::Gen<std::int64_t> GenLargeTopology() {
+  return rc::gen::element<std::int64_t>(128, 512, 1024, 4096);
+}
+
+rc::Gen<std::int64_t> GenMaxSeqLenPerRank() {
+  return rc::gen::weightedElement<std::int64_t>(
+      {{1, 1}, {1, 2}, {1, 3}, {1, 8}, {1, 37}, {2, 100}, {2, 1024}, {6, 2048},
+       {2, 4096}});
+}
+
+rc::Gen<std::optional<std::int64_t>> GenVppGroup() {
+  return rc::gen::weightedElement<std::optional<std::int64_t>>(
+      {{6, std::nullopt}, {1, 1}, {2, 2}, {2, 3}, {2, 4}});
+}
+
+std::int64_t LargestPowerOfTwoAtMost(std::int64_t value) {
+  return std::int64_t{1} << (std::bit_width(static_cast<std::uint64_t>(value)) - 1);
+}
+
+// Distinct ids: positions, or a bijective scramble of them over all int64.
+SampleId IdOf(std::size_t index, bool scramble, std::uint64_t salt) {
+  if (!scramble) return static_cast<SampleId>(index);
+  return static_cast<SampleId>(static_cast<std::uint64_t>(index) *
+                                   0x9E3779B97F4A7C15ULL +
+                               salt);
+}
+
+DynamicCpProblem Assemble(std::int64_t total_gpus, std::int64_t mslpr,
+                          int min_cp_exponent, std::optional<std::int64_t> vpp,
+                          const std::vector<LengthRecipe>& recipes, bool scramble,
+                          std::uint64_t salt) {
+  DynamicCpProblem problem;
+  problem.options.total_gpus = total_gpus;
+  problem.options.max_seq_len_per_rank = mslpr;
+  const std::int64_t widest = LargestPowerOfTwoAtMost(total_gpus);
+  problem.options.min_cp_size = std::min(std::int64_t{1} << min_cp_exponent, widest);
+  problem.options.vpp_group = vpp;
+  const std::int64_t longest = std::min(kMaxSampleLen, widest * mslpr);
+  std::int64_t previous = 1;
+  for (std::size_t i = 0; i < recipes.size(); ++i) {
+    const std::int64_t len =
+        std::clamp<std::int64_t>(RecipeLength(recipes[i], mslpr, previous), 1, longest);
+    problem.samples.push_back(Sample{IdOf(i, scramble, salt), len});
+    previous = len;
+  }
+  return problem;
+}
+
+rc::Gen<DynamicCpProblem> GenProblemOn(rc::Gen<std::int64_t> topology,
+                                       rc::Gen<std::vector<LengthRecipe>> recipes) {
+  return rc::gen::apply(
+      [](std::int64_t total_gpus, std::int64_t mslpr, int min_cp_exponent,
+         std::optional<std::int64_t> vpp, const std::vector<LengthRecipe>& lens,
+         bool scramble, std::uint64_t salt) {
+        return Assemble(total_gpus, mslpr, min_cp_exponent, vpp, lens, scramble, salt);
+      },
+      std::move(topology), GenMaxSeqLenPerRank(),
+      rc::gen::weightedElement<int>({{6, 0}, {2, 1}, {1, 2}, {1, 3}}), GenVppGroup(),
+      std::move(recipes), rc::gen::arbitrary<bool>(), rc::gen::arbitrary<std::uint64_t>());
+}
+
+SampleId UnusedId(const std::vector<Sample>& samples) {
+  absl::flat_hash_set<SampleId> used;
+  for (const Sample& sample : samples) used.insert(sample.id);
+  SampleId id = 0;
+  while (used.contains(id)) ++id;
+  return id;
+}
+
+constexpr int kBreakages = 15;
+
+DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
+  DynamicCpOptions& options = problem.options;
+  const auto append = [&](std::int64_t len) {
+    problem.samples.push_back(Sample{UnusedId(problem.samples), len});
+  };
+  switch (breakage) {
+    case 0: options.total_gpus = 0; break;
+    case 1: options.total_gpus = -3; break;
+    case 2: options.total_gpus = kMaxTotalGpus + 1; break;
+    case 3: options.max_seq_len_per_rank = 0; break;
+    case 4: options.max_seq_len_per_rank = kMaxSeqLenPerRank + 1; break;
+    case 5: options.min_cp_size = 3; break;
+    case 6:
+      options.min_cp_size =
+          std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>(options.total_gpus));
+      break;
+    case 7: options.min_cp_size = -2; break;
+    case 8: options.vpp_group = 0; break;
+    case 9: append(0); break;
+    case 10: append(-1); break;
+    case 11: append(kMaxSampleLen + 1); break;
+    case 12:
+      if (problem.samples.empty()) append(1);
+      problem.samples.push_back(Sample{problem.samples.front().id, 1});
+      break;
+    case 13:
+      // One token more than the widest power-of-two group holds.
+      append(LargestPowerOfTwoAtMost(options.total_gpus) * options.max_seq_len_per_rank + 1);
+      break;
+    default: options.vpp_group = std::numeric_limits<std::int64_t>::min(); break;
+  }
+  return problem;
+}
+
+}  // namespace
+
+rc::Gen<DynamicCpProblem> GenValidProblem() {
+  return rc::gen::weightedOneOf<DynamicCpProblem>(
+      {{8, GenProblemOn(GenTopology(),
+                        rc::gen::container<std::vector<LengthRecipe>>(GenRecipe()))},
+       {1, GenProblemOn(GenLargeTopology(),
+                        rc::gen::resize(12, rc::gen::container<std::vector<LengthRecipe>>(
+                                                GenRecipe())))}});
+}
+
+rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths() {
+  return rc::gen::map(GenValidProblem(), [](DynamicCpProblem problem) {
+    absl::flat_hash_set<std::int64_t> seen;
+    std::erase_if(problem.samples,
+                  [&](const Sample& sample) { return !seen.insert(sample.len).second; });
+    return problem;
+  });
+}
+
+rc::Gen<DynamicCpProblem> GenInvalidProblem() {
+  return rc::gen::apply(Break, GenValidProblem(), rc::gen::inRange(0, kBreakages));
+}
+
+rc::Gen<DpBalancedProblem> GenDpBalancedProblem() {
+  return rc::gen::apply(
+      [](std::int64_t dp, std::int64_t cp, std::int64_t mslpr,
+         std::optional<std::int64_t> max_num_seqs, std::optional<std::int64_t> vpp,
+         const std::vector<LengthRecipe>& recipes) {
+        DpBalancedProblem problem;
+        problem.options = DpBalancedOptions{dp, cp, mslpr, max_num_seqs, vpp};
+        const std::int64_t longest = std::min(kMaxSampleLen, mslpr * cp);
+        std::int64_t previous = 1;
+        for (const LengthRecipe& recipe : recipes) {
+          previous = std::clamp<std::int64_t>(RecipeLength(recipe, mslpr, previous), 1, longest);
+          problem.lens.push_back(previous);
+        }
+        return problem;
+      },
+      rc::gen::weightedElement<std::int64_t>({{3, 1}, {3, 2}, {2, 3}, {2, 4}, {1, 7}, {1, 8}}),
+      rc::gen::weightedElement<std::int64_t>({{3, 1}, {3, 2}, {1, 3}, {2, 4}, {1, 8}}),
+      GenMaxSeqLenPerRank(),
+      rc::gen::weightedElement<std::optional<std::int64_t>>(
+          {{4, std::nullopt}, {1, 1}, {1, 2}, {1, 3}, {1, 5}}),
+      GenVppGroup(), rc::gen::container<std::vector<LengthRecipe>>(GenRecipe()));
+}
+
+rc::Gen<Schedule> GenHandMadeSchedule() {
+  // Each microbatch: a list of run sizes (sorted largest first unless
+  // `growing`), each run holding 1-3 fresh ids; then an optional defect.
+  return rc::gen::apply(
+      [](int width, const std::vector<std::vector<int>>& run_plans, int defect) {
+        Schedule schedule;
+        SampleId next_id = 0;
+        for (std::size_t m = 0; m < run_plans.size(); ++m) {
+          std::vector<int> sizes = run_plans[m];
+          std::sort(sizes.rbegin(), sizes.rend());
+          if (defect == 1 && m == 0) std::reverse(sizes.begin(), sizes.end());
+          Microbatch microbatch;
+          for (const int planned : sizes) {
+            const int room = width - static_cast<int>(microbatch.rank_ids.size());
+            if (room <= 0) break;
+            const int size = std::min(planned, room);
+            const std::vector<SampleId> ids = {next_id, next_id + 1};
+            next_id += 2;
+            for (int r = 0; r < size; ++r) microbatch.rank_ids.push_back(ids);
+          }
+          while (static_cast<int>(microbatch.rank_ids.size()) < width) {
+            microbatch.rank_ids.push_back({next_id++});
+          }
+          schedule.microbatches.push_back(std::move(microbatch));
+        }
+        if (defect == 2) schedule.microbatches.back().rank_ids.back().clear();
+        if (defect == 3) schedule.microbatches.back().rank_ids.push_back({next_id});
+        return schedule;
+      },
+      rc::gen::inRange(1, 17),
+      rc::gen::nonEmpty(rc::gen::container<std::vector<std::vector<int>>>(
+          rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 9)))),
+      rc::gen::weightedElement<int>({{12, 0}, {1, 1}, {1, 2}, {1, 3}}));
+}
+
+}  // namespace properties
+}  // namespace dcpsched

@@ -1,0 +1,60 @@
+// RapidCheck generators of scheduling problems that break schedulers.
+//
+// Valid problems mix what the SPEC's limits allow and what real batches look
+// like: realistic lognormal lengths (mean 1024, sigma 1.5, clipped to
+// [128, 8192]), lengths at and around k * mslpr, runs of equal lengths, tiny
+// lengths and budgets, fewer samples than ranks, G that is not a power of two
+// (3, 6, 12, 14, 24), min_cp_size > 1, VPP groups 2-4, and large G (up to
+// 4096) with few samples. Every length is clamped to what G ranks can hold,
+// so shrinking (fewer samples, shorter lengths, smaller G, min_cp 1, no VPP)
+// keeps the problem valid and ends on small counterexamples.
+//
+// Failing problems print in the one-line form of io/problem_text.h.
+
+#ifndef DCPSCHED_PROPERTIES_GENERATORS_H_
+#define DCPSCHED_PROPERTIES_GENERATORS_H_
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "core/types.h"
+#include "rapidcheck.h"
+
+namespace dcpsched {
+
+// Prints `problem` for RapidCheck counterexamples (found by ADL).
+void showValue(const DynamicCpProblem& problem, std::ostream& os);
+
+namespace properties {
+
+// A problem that satisfies every limit of SPEC "Valid input".
+rc::Gen<DynamicCpProblem> GenValidProblem();
+
+// A valid problem whose sample lengths are pairwise distinct.
+rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths();
+
+// A valid problem with exactly one limit broken: G, mslpr, min_cp_size or
+// vpp_group out of range, a length out of [1, 2^26], a duplicate id, or a
+// sample that needs more than G ranks.
+rc::Gen<DynamicCpProblem> GenInvalidProblem();
+
+// Lengths and options for the dp_balanced scheduler, valid.
+struct DpBalancedProblem {
+  std::vector<std::int64_t> lens;
+  DpBalancedOptions options;
+};
+rc::Gen<DpBalancedProblem> GenDpBalancedProblem();
+
+// A schedule of `width` ranks per microbatch that need not come from any
+// scheduler: runs of equal id lists, sometimes malformed (ragged, an empty
+// rank, runs growing left to right), for VPP alignment.
+rc::Gen<Schedule> GenHandMadeSchedule();
+
+}  // namespace properties
+
+void showValue(const properties::DpBalancedProblem& problem, std::ostream& os);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_PROPERTIES_GENERATORS_H_

@@ -1,0 +1,292 @@
+#include "properties/problem_checks.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/dp_balanced.h"
+#include "core/legacy.h"
+#include "core/packing_aware.h"
+#include "core/validate.h"
+#include "core/vpp_align.h"
+#include "oracle/reference_oracle.h"
+
+namespace dcpsched::properties {
+namespace {
+
+using oracle::ReferenceAlignToVppGroup;
+using oracle::ReferencePackingAwareStep;
+using oracle::ReferenceScheduleDpBalanced;
+using oracle::ReferenceScheduleDynamicCp;
+
+absl::Status Fail(absl::string_view what) {
+  return absl::InternalError(what);
+}
+
+std::string RankText(const std::vector<SampleId>& ids) {
+  return absl::StrCat("[", absl::StrJoin(ids, ","), "]");
+}
+
+// Where two schedules first differ, or "" if they are equal.
+std::string FirstDifference(const Schedule& a, const Schedule& b) {
+  if (a.microbatches.size() != b.microbatches.size()) {
+    return absl::StrCat(a.microbatches.size(), " vs ", b.microbatches.size(),
+                        " microbatches");
+  }
+  for (std::size_t m = 0; m < a.microbatches.size(); ++m) {
+    const auto& ra = a.microbatches[m].rank_ids;
+    const auto& rb = b.microbatches[m].rank_ids;
+    if (ra.size() != rb.size()) {
+      return absl::StrCat("microbatch ", m, ": ", ra.size(), " vs ", rb.size(), " ranks");
+    }
+    for (std::size_t r = 0; r < ra.size(); ++r) {
+      if (ra[r] != rb[r]) {
+        return absl::StrCat("microbatch ", m, " rank ", r, ": ", RankText(ra[r]), " vs ",
+                            RankText(rb[r]));
+      }
+    }
+  }
+  return "";
+}
+
+std::string FirstDifference(const PackedMicrobatch& a, const PackedMicrobatch& b) {
+  Schedule sa;
+  sa.microbatches.push_back(a.microbatch);
+  Schedule sb;
+  sb.microbatches.push_back(b.microbatch);
+  if (std::string ids = FirstDifference(sa, sb); !ids.empty()) return ids;
+  if (a.rank_lens != b.rank_lens) return "per-rank lengths differ";
+  if (a.rank_work.size() != b.rank_work.size()) return "work vectors differ in size";
+  for (std::size_t r = 0; r < a.rank_work.size(); ++r) {
+    if (std::bit_cast<std::uint64_t>(a.rank_work[r]) !=
+        std::bit_cast<std::uint64_t>(b.rank_work[r])) {
+      return absl::StrFormat("rank %d work %.17g vs %.17g", r, a.rank_work[r], b.rank_work[r]);
+    }
+  }
+  if (a.leftovers != b.leftovers) return "leftovers differ";
+  return "";
+}
+
+// Both succeed with equal results, or both fail with the same code.
+template <typename T>
+absl::Status CompareOutcomes(absl::string_view left_name, const absl::StatusOr<T>& left,
+                             absl::string_view right_name, const absl::StatusOr<T>& right) {
+  if (left.ok() != right.ok() ||
+      (!left.ok() && left.status().code() != right.status().code())) {
+    return Fail(absl::StrCat(left_name, " gives ", left.status().ToString(), " but ",
+                             right_name, " gives ", right.status().ToString()));
+  }
+  if (!left.ok()) return absl::OkStatus();
+  const std::string difference = FirstDifference(*left, *right);
+  if (difference.empty()) return absl::OkStatus();
+  return Fail(absl::StrCat(left_name, " and ", right_name, " differ: ", difference));
+}
+
+// A valid problem's schedule, or why it may legitimately have none.
+absl::Status AcceptableFailure(const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kFailedPrecondition) return absl::OkStatus();
+  return Fail(absl::StrCat("scheduler failed on a valid problem: ", status.ToString()));
+}
+
+constexpr std::uint64_t kRelabelMultiplier = 0xD1B54A32D192ED03ULL;  // odd
+
+SampleId Relabel(SampleId id, std::uint64_t salt) {
+  return static_cast<SampleId>(static_cast<std::uint64_t>(id) * kRelabelMultiplier + salt);
+}
+
+Schedule RelabelSchedule(Schedule schedule, std::uint64_t salt) {
+  for (Microbatch& microbatch : schedule.microbatches) {
+    for (std::vector<SampleId>& rank : microbatch.rank_ids) {
+      for (SampleId& id : rank) id = Relabel(id, salt);
+    }
+  }
+  return schedule;
+}
+
+absl::StatusOr<Schedule> MapSchedule(absl::StatusOr<Schedule> schedule,
+                                     const std::function<Schedule(Schedule)>& map) {
+  if (!schedule.ok()) return schedule;
+  return map(*std::move(schedule));
+}
+
+}  // namespace
+
+absl::Status CheckKeepsInvariant(const DynamicCpProblem& problem, Invariant invariant) {
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+  if (!schedule.ok()) return AcceptableFailure(schedule.status());
+  for (const Violation& violation : FindViolations(problem.samples, *schedule, problem.options)) {
+    if (violation.invariant == invariant) {
+      return Fail(absl::StrCat("invariant ", static_cast<int>(invariant), " (",
+                               InvariantName(invariant), "): ", violation.message));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEmptyRanksFormATail(const DynamicCpProblem& problem) {
+  const absl::StatusOr<PackedMicrobatch> placed =
+      PackingAwarePlacement(problem.samples, problem.options);
+  if (!placed.ok()) return AcceptableFailure(placed.status());
+  const auto& ranks = placed->microbatch.rank_ids;
+  const auto first_empty =
+      std::find_if(ranks.begin(), ranks.end(), [](const auto& ids) { return ids.empty(); });
+  const auto stray = std::find_if(first_empty, ranks.end(),
+                                  [](const auto& ids) { return !ids.empty(); });
+  if (stray == ranks.end()) return absl::OkStatus();
+  return Fail(absl::StrCat("invariant 7: before the fill, rank ", first_empty - ranks.begin(),
+                           " is empty but rank ", stray - ranks.begin(), " holds ",
+                           RankText(*stray)));
+}
+
+absl::Status CheckDeterministic(const DynamicCpProblem& problem) {
+  const absl::Status schedules =
+      CompareOutcomes("first run", ScheduleDynamicCp(problem.samples, problem.options),
+                      "second run", ScheduleDynamicCp(problem.samples, problem.options));
+  if (!schedules.ok()) return schedules;
+  return CompareOutcomes("first step", PackingAwareStep(problem.samples, problem.options),
+                         "second step", PackingAwareStep(problem.samples, problem.options));
+}
+
+absl::Status CheckStepMatchesOracle(const DynamicCpProblem& problem) {
+  return CompareOutcomes("core step", PackingAwareStep(problem.samples, problem.options),
+                         "oracle step",
+                         ReferencePackingAwareStep(problem.samples, problem.options));
+}
+
+absl::Status CheckScheduleMatchesOracle(const DynamicCpProblem& problem) {
+  return CompareOutcomes("core schedule", ScheduleDynamicCp(problem.samples, problem.options),
+                         "oracle schedule",
+                         ReferenceScheduleDynamicCp(problem.samples, problem.options));
+}
+
+absl::Status CheckAlignmentMatchesOracle(const Schedule& schedule, std::int64_t vpp_group) {
+  return CompareOutcomes("core alignment", AlignToVppGroup(schedule, vpp_group),
+                         "oracle alignment", ReferenceAlignToVppGroup(schedule, vpp_group));
+}
+
+absl::Status CheckDpBalancedMatchesOracle(const DpBalancedProblem& problem) {
+  return CompareOutcomes("core dp_balanced", ScheduleDpBalanced(problem.lens, problem.options),
+                         "oracle dp_balanced",
+                         ReferenceScheduleDpBalanced(problem.lens, problem.options));
+}
+
+absl::Status CheckRelabellingRelabels(const DynamicCpProblem& problem, std::uint64_t salt) {
+  DynamicCpProblem renamed = problem;
+  for (Sample& sample : renamed.samples) sample.id = Relabel(sample.id, salt);
+  return CompareOutcomes(
+      "relabelled schedule of the problem",
+      MapSchedule(ScheduleDynamicCp(problem.samples, problem.options),
+                  [salt](Schedule s) { return RelabelSchedule(std::move(s), salt); }),
+      "schedule of the relabelled problem",
+      ScheduleDynamicCp(renamed.samples, renamed.options));
+}
+
+absl::Status CheckDoublingKeepsLayout(const DynamicCpProblem& problem) {
+  if (2 * problem.options.max_seq_len_per_rank > kMaxSeqLenPerRank) return absl::OkStatus();
+  DynamicCpProblem doubled = problem;
+  doubled.options.max_seq_len_per_rank *= 2;
+  for (Sample& sample : doubled.samples) {
+    if (2 * sample.len > kMaxSampleLen) return absl::OkStatus();
+    sample.len *= 2;
+  }
+  return CompareOutcomes("schedule", ScheduleDynamicCp(problem.samples, problem.options),
+                         "schedule with lengths and mslpr doubled",
+                         ScheduleDynamicCp(doubled.samples, doubled.options));
+}
+
+absl::Status CheckPermutationKeepsSchedule(const DynamicCpProblem& problem,
+                                           std::uint64_t shuffle_seed) {
+  absl::flat_hash_set<std::int64_t> lengths;
+  for (const Sample& sample : problem.samples) {
+    if (!lengths.insert(sample.len).second) {
+      return absl::InvalidArgumentError("two samples have the same length");
+    }
+  }
+  DynamicCpProblem shuffled = problem;
+  std::mt19937_64 random(shuffle_seed);
+  std::shuffle(shuffled.samples.begin(), shuffled.samples.end(), random);
+  return CompareOutcomes("schedule", ScheduleDynamicCp(problem.samples, problem.options),
+                         "schedule of the shuffled samples",
+                         ScheduleDynamicCp(shuffled.samples, shuffled.options));
+}
+
+absl::Status CheckMinCpOneIsTheDefault(const DynamicCpProblem& problem) {
+  DynamicCpOptions explicit_one = problem.options;
+  explicit_one.min_cp_size = 1;
+  DynamicCpOptions defaulted;
+  defaulted.total_gpus = problem.options.total_gpus;
+  defaulted.max_seq_len_per_rank = problem.options.max_seq_len_per_rank;
+  defaulted.vpp_group = problem.options.vpp_group;
+  return CompareOutcomes("schedule with min_cp_size 1",
+                         ScheduleDynamicCp(problem.samples, explicit_one),
+                         "schedule with min_cp_size unset",
+                         ScheduleDynamicCp(problem.samples, defaulted));
+}
+
+absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
+  const std::vector<std::pair<const char*, absl::Status>> outcomes = {
+      {"PackingAwareStep", PackingAwareStep(problem.samples, problem.options).status()},
+      {"PackingAwarePlacement", PackingAwarePlacement(problem.samples, problem.options).status()},
+      {"ScheduleDynamicCp", ScheduleDynamicCp(problem.samples, problem.options).status()},
+      {"ScheduleLegacy", ScheduleLegacy(problem.samples, problem.options).status()},
+      {"CheckSchedule", CheckSchedule(problem.samples, Schedule{}, problem.options)},
+      {"oracle step", ReferencePackingAwareStep(problem.samples, problem.options).status()},
+      {"oracle schedule", ReferenceScheduleDynamicCp(problem.samples, problem.options).status()},
+  };
+  for (const auto& [entry_point, status] : outcomes) {
+    if (status.code() != absl::StatusCode::kInvalidArgument) {
+      return Fail(absl::StrCat(entry_point, " gives ", status.ToString(),
+                               " for an invalid problem, not INVALID_ARGUMENT"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem) {
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(problem.samples, problem.options);
+  if (!schedule.ok()) return AcceptableFailure(schedule.status());
+  const absl::Status status = CheckSchedule(problem.samples, *schedule, problem.options);
+  if (status.ok()) return status;
+  return Fail(absl::StrCat("legacy schedule: ", status.message()));
+}
+
+absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
+  if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
+    return CheckInvalidIsRejected(problem);
+  }
+  std::vector<std::pair<const char*, absl::Status>> outcomes;
+  for (const Invariant invariant :
+       {Invariant::kNoEmptyRank, Invariant::kEachSampleOnce, Invariant::kPowerOfTwoCp,
+        Invariant::kTokenBudget, Invariant::kWorkCap, Invariant::kMinimumCp,
+        Invariant::kVppMultiple}) {
+    outcomes.emplace_back("invariant", CheckKeepsInvariant(problem, invariant));
+  }
+  outcomes.emplace_back("empty ranks form a tail", CheckEmptyRanksFormATail(problem));
+  outcomes.emplace_back("deterministic", CheckDeterministic(problem));
+  outcomes.emplace_back("step matches oracle", CheckStepMatchesOracle(problem));
+  outcomes.emplace_back("schedule matches oracle", CheckScheduleMatchesOracle(problem));
+  outcomes.emplace_back("relabelling", CheckRelabellingRelabels(problem, 0x5EED));
+  outcomes.emplace_back("doubling", CheckDoublingKeepsLayout(problem));
+  outcomes.emplace_back("min_cp 1 is the default", CheckMinCpOneIsTheDefault(problem));
+  outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(problem));
+  const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
+  if (permutation.code() != absl::StatusCode::kInvalidArgument) {
+    outcomes.emplace_back("permutation", permutation);
+  }
+  for (const auto& [name, status] : outcomes) {
+    if (!status.ok()) return Fail(absl::StrCat(name, ": ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dcpsched::properties

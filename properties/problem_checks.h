@@ -1,0 +1,70 @@
+// The checks behind the property tests, as plain functions on one problem.
+//
+// Each returns OK when its property holds for the given input and otherwise
+// an error whose message says what differs. RapidCheck properties
+// (properties/*_properties.cc) call them on generated problems; a regression
+// test calls CheckEveryProperty on a problem pasted from a counterexample
+// (see io/problem_text.h), so a failure found once is checked forever.
+
+#ifndef DCPSCHED_PROPERTIES_PROBLEM_CHECKS_H_
+#define DCPSCHED_PROPERTIES_PROBLEM_CHECKS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "core/checker.h"
+#include "core/types.h"
+#include "properties/generators.h"
+
+namespace dcpsched::properties {
+
+// The core's dynamic-CP schedule keeps `invariant` (core/checker.h). A
+// FailedPrecondition from the scheduler (an upstream defect SPEC lists) is
+// accepted; any other error is not, since the problem is valid.
+absl::Status CheckKeepsInvariant(const DynamicCpProblem& problem, Invariant invariant);
+
+// Invariant 7: in the packing-aware step's placement before its fill, the
+// empty ranks form a contiguous tail.
+absl::Status CheckEmptyRanksFormATail(const DynamicCpProblem& problem);
+
+// Invariant 9: scheduling the same problem twice gives the same result.
+absl::Status CheckDeterministic(const DynamicCpProblem& problem);
+
+// Differential: the core equals the reference oracle exactly (exec times bit
+// for bit) or both fail with the same status code.
+absl::Status CheckStepMatchesOracle(const DynamicCpProblem& problem);
+absl::Status CheckScheduleMatchesOracle(const DynamicCpProblem& problem);
+absl::Status CheckAlignmentMatchesOracle(const Schedule& schedule, std::int64_t vpp_group);
+absl::Status CheckDpBalancedMatchesOracle(const DpBalancedProblem& problem);
+
+// Metamorphic: renaming ids by a bijection (id -> id * odd + salt, wrapping)
+// renames the schedule the same way.
+absl::Status CheckRelabellingRelabels(const DynamicCpProblem& problem, std::uint64_t salt);
+
+// Metamorphic: doubling every length and mslpr leaves the id layout
+// unchanged (every comparison scales exactly). OK if doubling would leave
+// the limits.
+absl::Status CheckDoublingKeepsLayout(const DynamicCpProblem& problem);
+
+// Metamorphic: with pairwise distinct lengths, the input order does not
+// matter. InvalidArgument if two lengths are equal.
+absl::Status CheckPermutationKeepsSchedule(const DynamicCpProblem& problem,
+                                           std::uint64_t shuffle_seed);
+
+// Metamorphic: min_cp_size 1 schedules exactly as options that never set it.
+absl::Status CheckMinCpOneIsTheDefault(const DynamicCpProblem& problem);
+
+// Every entry point (step, placement, schedule, legacy, and the oracle)
+// rejects an invalid problem with InvalidArgument.
+absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem);
+
+// The legacy scheduler's schedules keep every invariant too (or it fails
+// with FailedPrecondition, as upstream does).
+absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
+
+// Every check above that applies to a valid problem: for regression tests.
+absl::Status CheckEveryProperty(const DynamicCpProblem& problem);
+
+}  // namespace dcpsched::properties
+
+#endif  // DCPSCHED_PROPERTIES_PROBLEM_CHECKS_H_
