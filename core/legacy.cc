@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/group_layout.h"
+#include "core/schedule_loop.h"
 #include "core/validate.h"
-#include "core/vpp_align.h"
 
 namespace dcpsched {
 namespace {
@@ -239,26 +239,10 @@ absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,
       !status.ok()) {
     return status;
   }
-  std::vector<Sample> remaining(samples.begin(), samples.end());
-  std::stable_sort(remaining.begin(), remaining.end(),
-                   [](const Sample& a, const Sample& b) { return a.len > b.len; });
-  Schedule schedule;
-  while (!remaining.empty()) {
-    absl::StatusOr<PackedMicrobatch> step =
-        LegacyStepBuilder(remaining, options).Build();
-    if (!step.ok()) return step.status();
-    if (step->leftovers.size() >= remaining.size()) {
-      return absl::InternalError(
-          "legacy step placed no sample; this cannot happen for validated "
-          "input");
-    }
-    schedule.microbatches.push_back(std::move(step->microbatch));
-    remaining = std::move(step->leftovers);
-  }
-  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
-    return AlignToVppGroup(std::move(schedule), *options.vpp_group);
-  }
-  return schedule;
+  return ScheduleBySteps(samples, options, "legacy",
+                         [&options](const std::vector<Sample>& remaining) {
+                           return LegacyStepBuilder(remaining, options).Build();
+                         });
 }
 
 }  // namespace dcpsched

@@ -11,18 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/group_layout.h"
+#include "core/schedule_loop.h"
 #include "core/validate.h"
-#include "core/vpp_align.h"
 
 namespace dcpsched {
 namespace {
-
-std::vector<Sample> SortedLongestFirst(absl::Span<const Sample> samples) {
-  std::vector<Sample> sorted(samples.begin(), samples.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Sample& a, const Sample& b) { return a.len > b.len; });
-  return sorted;
-}
 
 // The largest and second-largest group work of a step. Group work only grows
 // while samples are placed, which keeps the update O(1).
@@ -265,23 +258,10 @@ absl::StatusOr<Schedule> ScheduleDynamicCp(absl::Span<const Sample> samples,
       !status.ok()) {
     return status;
   }
-  Schedule schedule;
-  std::vector<Sample> remaining = SortedLongestFirst(samples);
-  while (!remaining.empty()) {
-    absl::StatusOr<PackedMicrobatch> step = BuildStep(remaining, options);
-    if (!step.ok()) return step.status();
-    if (step->leftovers.size() >= remaining.size()) {
-      return absl::InternalError(
-          "packing-aware step placed no sample; this cannot happen for "
-          "validated input");
-    }
-    schedule.microbatches.push_back(std::move(step->microbatch));
-    remaining = std::move(step->leftovers);
-  }
-  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
-    return AlignToVppGroup(std::move(schedule), *options.vpp_group);
-  }
-  return schedule;
+  return ScheduleBySteps(samples, options, "packing-aware",
+                         [&options](const std::vector<Sample>& remaining) {
+                           return BuildStep(remaining, options);
+                         });
 }
 
 }  // namespace dcpsched

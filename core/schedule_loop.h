@@ -1,0 +1,36 @@
+// The loop both dynamic-CP schedulers share (internal to core/): sort the
+// batch longest first, build microbatches until every sample is placed, then
+// align the count to the VPP group.
+
+#ifndef DCPSCHED_CORE_SCHEDULE_LOOP_H_
+#define DCPSCHED_CORE_SCHEDULE_LOOP_H_
+
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+// `samples` sorted by length, longest first; equal lengths keep their order.
+std::vector<Sample> SortedLongestFirst(absl::Span<const Sample> samples);
+
+// Builds one microbatch from the remaining samples (longest first) and
+// returns it with the samples it left over, in order.
+using StepFunction =
+    absl::FunctionRef<absl::StatusOr<PackedMicrobatch>(const std::vector<Sample>&)>;
+
+// Runs `step` on validated `samples` until none remain, then aligns to
+// options.vpp_group when it is > 1. A step that places nothing is an
+// internal error (`scheduler` names it), never an endless loop.
+absl::StatusOr<Schedule> ScheduleBySteps(absl::Span<const Sample> samples,
+                                         const DynamicCpOptions& options,
+                                         absl::string_view scheduler,
+                                         StepFunction step);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_CORE_SCHEDULE_LOOP_H_
