@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev     # JSON (golden vectors, schedule output)
   libcli11-dev           # dcpsched command line
   libbenchmark-dev       # benchmarks
+  clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers
 )
 
 missing=()

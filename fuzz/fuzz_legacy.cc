@@ -1,0 +1,51 @@
+// Fuzz target: the legacy bucket scheduler keeps SPEC's invariants.
+//
+// On a decoded problem (fuzz_input.h): inside SPEC "Valid input" (judged by
+// IsValidBySpec), the legacy schedule passes the schedule checker or the
+// scheduler fails with FailedPrecondition, as upstream does; outside, it
+// fails with InvalidArgument.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/legacy.h"
+#include "core/types.h"
+#include "fuzz/fuzz_input.h"
+#include "io/problem_text.h"
+#include "properties/problem_checks.h"
+
+namespace dcpsched::fuzz {
+namespace {
+
+constexpr absl::string_view kTarget = "fuzz_legacy";
+
+// Outside SPEC's limits the legacy scheduler must fail with InvalidArgument.
+absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
+  const absl::Status status = ScheduleLegacy(problem.samples, problem.options).status();
+  if (status.code() == absl::StatusCode::kInvalidArgument) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("ScheduleLegacy gives ", status.ToString(),
+                                          " for an invalid problem, not INVALID_ARGUMENT"));
+}
+
+void TestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider provider(data, size);
+  const DynamicCpProblem problem = DecodeDynamicCpProblem(provider);
+  if (IsValidBySpec(problem)) {
+    if (const absl::Status status = properties::CheckLegacyKeepsInvariants(problem); !status.ok()) {
+      ReportAndAbort(kTarget, "legacy breaks a property", status, FormatProblem(problem));
+    }
+  } else if (const absl::Status status = CheckInvalidIsRejected(problem); !status.ok()) {
+    ReportAndAbort(kTarget, "legacy mishandles an invalid problem", status, FormatProblem(problem));
+  }
+}
+
+}  // namespace
+}  // namespace dcpsched::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  dcpsched::fuzz::TestOneInput(data, size);
+  return 0;
+}
