@@ -10,6 +10,7 @@
 #include "core/packing_aware.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_options.h"
 #include "io/golden.h"
 
 namespace dcpsched {
@@ -18,17 +19,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-using RankIds = std::vector<std::vector<SampleId>>;
-
-DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
-                         std::int64_t min_cp_size = 1) {
-  DynamicCpOptions options;
-  options.total_gpus = total_gpus;
-  options.max_seq_len_per_rank = mslpr;
-  options.min_cp_size = min_cp_size;
-  return options;
-}
 
 Schedule MakeSchedule(std::vector<RankIds> microbatches) {
   Schedule schedule;

@@ -7,23 +7,13 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_options.h"
 
 namespace dcpsched {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-using RankIds = std::vector<std::vector<SampleId>>;
-
-DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
-                         std::int64_t min_cp_size = 1) {
-  DynamicCpOptions options;
-  options.total_gpus = total_gpus;
-  options.max_seq_len_per_rank = mslpr;
-  options.min_cp_size = min_cp_size;
-  return options;
-}
 
 // Hand-traced: two distinct minimum CP sizes make two buckets, [A] and
 // [B, C, D]. A opens a group of 2, B and C one rank each; D fits no group of

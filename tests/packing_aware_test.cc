@@ -10,6 +10,7 @@
 #include "core/cost_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_options.h"
 #include "oracle/exhaustive_oracle.h"
 
 namespace dcpsched {
@@ -20,17 +21,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
-
-using RankIds = std::vector<std::vector<SampleId>>;
-
-DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
-                         std::int64_t min_cp_size = 1) {
-  DynamicCpOptions options;
-  options.total_gpus = total_gpus;
-  options.max_seq_len_per_rank = mslpr;
-  options.min_cp_size = min_cp_size;
-  return options;
-}
 
 TEST(PackingAwareStepTest, EmptyInputGivesEmptyRanksWithNoWork) {
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep({}, Options(3, 100));

@@ -8,20 +8,12 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_options.h"
 
 namespace dcpsched {
 namespace {
 
 using ::testing::HasSubstr;
-
-DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
-                         std::int64_t min_cp_size = 1) {
-  DynamicCpOptions options;
-  options.total_gpus = total_gpus;
-  options.max_seq_len_per_rank = mslpr;
-  options.min_cp_size = min_cp_size;
-  return options;
-}
 
 void ExpectInvalid(const absl::Status& status, const std::string& mentions) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
