@@ -13,21 +13,11 @@
 #include "core/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_options.h"
 #include "oracle/reference_oracle.h"
 
 namespace dcpsched::oracle {
 namespace {
-
-using RankIds = std::vector<std::vector<SampleId>>;
-
-DynamicCpOptions Options(std::int64_t gpus, std::int64_t mslpr,
-                         std::int64_t min_cp = 1) {
-  DynamicCpOptions options;
-  options.total_gpus = gpus;
-  options.max_seq_len_per_rank = mslpr;
-  options.min_cp_size = min_cp;
-  return options;
-}
 
 // Two equal samples on two ranks: each alone gives 100 per rank; both split
 // over both ranks gives 50 + 50 = 100 too (a tie), one alone and one split

@@ -17,6 +17,7 @@
 #include "core/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_options.h"
 #include <nlohmann/json.hpp>
 
 namespace dcpsched::oracle {
@@ -24,8 +25,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::SizeIs;
-
-using RankIds = std::vector<std::vector<SampleId>>;
 
 // ---------------------------------------------------------------------------
 // Golden vectors.
@@ -208,15 +207,6 @@ TEST(ReferenceOracleGoldenTest, LegacyIsSkipped) {
 // ---------------------------------------------------------------------------
 // Hand-worked rules.
 // ---------------------------------------------------------------------------
-
-DynamicCpOptions Options(std::int64_t gpus, std::int64_t mslpr,
-                         std::int64_t min_cp = 1) {
-  DynamicCpOptions options;
-  options.total_gpus = gpus;
-  options.max_seq_len_per_rank = mslpr;
-  options.min_cp_size = min_cp;
-  return options;
-}
 
 // SPEC's example: two samples of 50 on G=14, mslpr=100. The second opens its
 // own rank; expand-once doubles both groups up to 8 + 4 ranks, cannot widen
