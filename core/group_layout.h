@@ -1,8 +1,8 @@
 // One microbatch while a dynamic-CP step builds it, held as its CP groups.
 //
-// Both dynamic-CP schedulers (packing-aware and legacy) place samples on CP
-// groups that are contiguous runs of ranks: a new group always takes the
-// lowest free ranks, and widening a group shifts the later ones right. Every
+// The legacy scheduler places samples on CP groups that are contiguous runs
+// of ranks: a new group always takes the lowest free ranks, and widening a
+// group shifts the later ones right. Every
 // member of a group holds the same samples and carries the same work, so the
 // layout stores each group once and expands it to per-rank lists only when
 // the microbatch is handed out. Ranks in no group are the free tail

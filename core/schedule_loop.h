@@ -1,6 +1,8 @@
-// The loop both dynamic-CP schedulers share (internal to core/): sort the
-// batch longest first, build microbatches until every sample is placed, then
-// align the count to the VPP group.
+// The schedule loop of the legacy scheduler, and the sort order every
+// dynamic-CP scheduler shares (internal to core/): sort the batch longest
+// first, build microbatches until every sample is placed, then align the
+// count to the VPP group. The packing-aware scheduler runs the same loop
+// without re-sorting or rescanning its leftovers (core/remaining_samples.h).
 
 #ifndef DCPSCHED_CORE_SCHEDULE_LOOP_H_
 #define DCPSCHED_CORE_SCHEDULE_LOOP_H_

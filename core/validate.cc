@@ -30,9 +30,12 @@ absl::Status CheckOptionalAtLeastOne(absl::string_view name,
       name, " is ", *value, "; it must be absent or at least 1"));
 }
 
-absl::Status CheckSampleLength(std::size_t index, absl::string_view what,
+bool IsValidSampleLength(std::int64_t len) {
+  return len >= 1 && len <= kMaxSampleLen;
+}
+
+absl::Status SampleLengthError(std::size_t index, absl::string_view what,
                                std::int64_t len) {
-  if (len >= 1 && len <= kMaxSampleLen) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat(what, " (index ", index, ") has length ", len,
                    "; lengths must be in [1, ", kMaxSampleLen, "]"));
@@ -71,10 +74,8 @@ absl::Status ValidateDynamicCpProblem(absl::Span<const Sample> samples,
   index_of_id.reserve(samples.size());
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const Sample& sample = samples[i];
-    const std::string what = absl::StrCat("sample ", sample.id);
-    if (absl::Status status = CheckSampleLength(i, what, sample.len);
-        !status.ok()) {
-      return status;
+    if (!IsValidSampleLength(sample.len)) {
+      return SampleLengthError(i, absl::StrCat("sample ", sample.id), sample.len);
     }
     const auto [it, inserted] = index_of_id.try_emplace(sample.id, i);
     if (!inserted) {
@@ -131,10 +132,8 @@ absl::Status ValidateDpBalancedProblem(absl::Span<const std::int64_t> lens,
   const std::int64_t packed_capacity =
       options.max_seq_len_per_rank * options.cp_size;
   for (std::size_t i = 0; i < lens.size(); ++i) {
-    const std::string what = absl::StrCat("sample at position ", i);
-    if (absl::Status status = CheckSampleLength(i, what, lens[i]);
-        !status.ok()) {
-      return status;
+    if (!IsValidSampleLength(lens[i])) {
+      return SampleLengthError(i, absl::StrCat("sample at position ", i), lens[i]);
     }
     if (lens[i] > packed_capacity) {
       return absl::InvalidArgumentError(absl::StrCat(

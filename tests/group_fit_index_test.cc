@@ -1,0 +1,64 @@
+#include "core/group_fit_index.h"
+
+#include <optional>
+
+#include "gtest/gtest.h"
+
+namespace dcpsched {
+namespace {
+
+std::optional<std::size_t> OldestWithWorkAtMost(const GroupFitIndex& index,
+                                                std::int64_t max_tokens, double max_work) {
+  return index.Oldest(max_tokens, [max_work](double work) { return work <= max_work; });
+}
+
+TEST(GroupFitIndexTest, EmptyIndexHasNoGroup) {
+  const GroupFitIndex index(4);
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.MinTokens(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_FALSE(index.LeastWork(1000).has_value());
+  EXPECT_FALSE(OldestWithWorkAtMost(index, 1000, 1e300).has_value());
+}
+
+TEST(GroupFitIndexTest, OldestNeedsBothTokensAndWorkInOneGroup) {
+  GroupFitIndex index(5);
+  EXPECT_EQ(index.Append(100, 9.0), 0u);  // few tokens, much work
+  EXPECT_EQ(index.Append(900, 1.0), 1u);  // many tokens, little work
+  EXPECT_EQ(index.Append(500, 5.0), 2u);
+  EXPECT_EQ(index.Append(400, 5.0), 3u);
+  EXPECT_EQ(index.MinTokens(), 100);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 1000, 10.0), 0u);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 600, 6.0), 2u);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 450, 6.0), 3u);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 300, 6.0), std::nullopt);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 1000, 0.5), std::nullopt);
+}
+
+TEST(GroupFitIndexTest, LeastWorkAmongGroupsWithRoom) {
+  GroupFitIndex index(4);
+  index.Append(100, 9.0);
+  index.Append(900, 1.0);
+  index.Append(500, 5.0);
+  EXPECT_EQ(index.LeastWork(1000), 1.0);
+  EXPECT_EQ(index.LeastWork(899), 5.0);
+  EXPECT_EQ(index.LeastWork(499), 9.0);
+  EXPECT_EQ(index.LeastWork(99), std::nullopt);
+}
+
+TEST(GroupFitIndexTest, UpdateAndClear) {
+  GroupFitIndex index(3);
+  index.Append(100, 1.0);
+  index.Append(200, 2.0);
+  index.Update(0, 300, 3.0);
+  EXPECT_EQ(index.MinTokens(), 200);
+  EXPECT_EQ(index.LeastWork(1000), 2.0);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 1000, 10.0), 0u);
+  index.Clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.LeastWork(1000), std::nullopt);
+  EXPECT_EQ(index.Append(50, 0.5), 0u);
+  EXPECT_EQ(index.MinTokens(), 50);
+}
+
+}  // namespace
+}  // namespace dcpsched
