@@ -12,6 +12,8 @@ packages=(
   libcli11-dev           # dcpsched command line
   libbenchmark-dev       # benchmarks
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers
+  librsvg2-bin           # rsvg-convert: the SVG tests render schedule pictures
+  pybind11-dev python3-pybind11 python3-dev python3-pytest  # Python module, its tests
 )
 
 missing=()

@@ -1,0 +1,520 @@
+// The Python module `dcpsched`: the schedulers and the schedule checker of
+// this library, callable from Python (python/README.md shows how).
+//
+// Every function first converts its Python arguments to C++ values with the
+// GIL held, then runs the core with the GIL released (other Python threads
+// keep running while a global batch is scheduled), then builds its result.
+// Results have upstream Megatron-LM's shapes: plain lists, tuples, ints and
+// floats, so the module can stand in for upstream's Python functions.
+//
+// Errors, never a crash:
+// - TypeError: an argument of the wrong type or shape, named in the message
+//   ("sample_id_seqlens[3][1] (len) must be an int, not float"). Ints may be
+//   any object with __index__ (numpy integers, for instance).
+// - ValueError: an int outside int64, or an input the core rejects with
+//   InvalidArgument (outside SPEC's limits) or FailedPrecondition (upstream's
+//   algorithm cannot schedule it). The message is the core's.
+// - RuntimeError: any other core error (an internal one).
+
+// pybind11 includes Python.h, which must come before the standard headers.
+#include "pybind11/pybind11.h"
+#include "pybind11/stl.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "core/checker.h"
+#include "core/dp_balanced.h"
+#include "core/legacy.h"
+#include "core/packing_aware.h"
+#include "core/types.h"
+#include "core/validate.h"
+
+#ifndef DCPSCHED_VERSION
+#define DCPSCHED_VERSION "unknown"
+#endif
+
+namespace dcpsched {
+namespace {
+
+namespace py = ::pybind11;
+
+// ---------------------------------------------------------------------------
+// Python -> C++. `name` arguments are callables giving the argument's name
+// for an error message ("sample_id_seqlens[3]"); they are only called on the
+// error path, so a million samples cost no string building.
+
+const char* TypeName(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
+
+// `value` (an int, or any object with __index__) as an int64.
+template <typename Name>
+std::int64_t ToInt64(py::handle value, const Name& name) {
+  if (PyIndex_Check(value.ptr()) == 0) {
+    throw py::type_error(
+        absl::StrCat(name(), " must be an int, not ", TypeName(value)));
+  }
+  const auto index =
+      py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long result =  // NOLINT(runtime/int): the C API's type
+      PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw py::value_error(absl::StrCat(name(), " is ",
+                                       static_cast<std::string>(py::str(index)),
+                                       "; it must fit in a signed 64-bit "
+                                       "integer"));
+  }
+  if (result == -1 && PyErr_Occurred() != nullptr) {
+    throw py::error_already_set();
+  }
+  return static_cast<std::int64_t>(result);
+}
+
+std::optional<std::int64_t> ToOptionalInt64(py::handle value,
+                                            const char* name) {
+  if (value.is_none()) return std::nullopt;
+  return ToInt64(value, [name] { return std::string(name); });
+}
+
+std::int64_t ToInt64Argument(py::handle value, const char* name) {
+  return ToInt64(value, [name] { return std::string(name); });
+}
+
+// `value` as a list or tuple (any other iterable but str, bytes and
+// bytearray is copied into one), to read with PySequence_Fast_*.
+// `expected` says what it should be ("a list of (id, len) pairs").
+template <typename Name>
+py::object ToSequence(py::handle value, const Name& name,
+                      const char* expected) {
+  PyObject* const object = value.ptr();
+  if (PyList_Check(object) || PyTuple_Check(object)) {
+    return py::reinterpret_borrow<py::object>(value);
+  }
+  const std::string error =
+      absl::StrCat(name(), " must be ", expected, ", not ", TypeName(value));
+  if (PyUnicode_Check(object) || PyBytes_Check(object) ||
+      PyByteArray_Check(object)) {
+    throw py::type_error(error);
+  }
+  // Raises TypeError with `error` if `value` is not iterable, or whatever
+  // its iteration raises.
+  PyObject* const sequence = PySequence_Fast(object, error.c_str());
+  if (sequence == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(sequence);
+}
+
+// Calls visit(index, item) for every item of `value` (see ToSequence). The
+// length is read again at every step and each item is held while visited, so
+// a list changed meanwhile (by an item's __index__) cannot crash the loop.
+template <typename Name, typename Visit>
+void ForEachItem(py::handle value, const Name& name, const char* expected,
+                 const Visit& visit) {
+  const py::object sequence = ToSequence(value, name, expected);
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence.ptr()); ++i) {
+    const auto item = py::reinterpret_borrow<py::object>(
+        PySequence_Fast_GET_ITEM(sequence.ptr(), i));
+    visit(static_cast<std::size_t>(i), item);
+  }
+}
+
+// [(id, len), ...] as upstream passes it: a list of pairs (tuples or lists).
+std::vector<Sample> ToSamples(py::handle value, const char* argument) {
+  std::vector<Sample> samples;
+  ForEachItem(
+      value, [argument] { return std::string(argument); },
+      "a list of (id, len) pairs", [&](std::size_t i, py::handle item) {
+        const auto pair_name = [argument, i] {
+          return absl::StrCat(argument, "[", i, "]");
+        };
+        const py::object pair = ToSequence(item, pair_name, "an (id, len) pair");
+        const Py_ssize_t size = PySequence_Fast_GET_SIZE(pair.ptr());
+        if (size != 2) {
+          throw py::type_error(absl::StrCat(pair_name(),
+                                            " must be an (id, len) pair, not ",
+                                            size, " items"));
+        }
+        // Both fields are held before either is converted.
+        const auto id = py::reinterpret_borrow<py::object>(
+            PySequence_Fast_GET_ITEM(pair.ptr(), 0));
+        const auto len = py::reinterpret_borrow<py::object>(
+            PySequence_Fast_GET_ITEM(pair.ptr(), 1));
+        samples.push_back(Sample{
+            ToInt64(id, [&] { return absl::StrCat(pair_name(), "[0] (id)"); }),
+            ToInt64(len,
+                    [&] { return absl::StrCat(pair_name(), "[1] (len)"); })});
+      });
+  return samples;
+}
+
+// [[[id, ...] per rank] per microbatch], the form the schedulers return.
+Schedule ToSchedule(py::handle value, const char* argument) {
+  Schedule schedule;
+  ForEachItem(
+      value, [argument] { return std::string(argument); },
+      "a list of microbatches", [&](std::size_t m, py::handle microbatch) {
+        Microbatch& ranks = schedule.microbatches.emplace_back();
+        const auto microbatch_name = [argument, m] {
+          return absl::StrCat(argument, "[", m, "]");
+        };
+        ForEachItem(
+            microbatch, microbatch_name, "a list of per-rank id lists",
+            [&](std::size_t r, py::handle rank) {
+              std::vector<SampleId>& ids = ranks.rank_ids.emplace_back();
+              const auto rank_name = [&] {
+                return absl::StrCat(microbatch_name(), "[", r, "]");
+              };
+              ForEachItem(rank, rank_name, "a list of sample ids",
+                          [&](std::size_t k, py::handle id) {
+                            ids.push_back(ToInt64(id, [&] {
+                              return absl::StrCat(rank_name(), "[", k, "]");
+                            }));
+                          });
+            });
+      });
+  return schedule;
+}
+
+DynamicCpOptions ToDynamicCpOptions(py::handle total_gpus,
+                                    py::handle max_seq_len_per_rank,
+                                    py::handle min_cp_size,
+                                    py::handle vpp_group) {
+  DynamicCpOptions options;
+  options.total_gpus = ToInt64Argument(total_gpus, "total_gpus");
+  options.max_seq_len_per_rank =
+      ToInt64Argument(max_seq_len_per_rank, "max_seq_len_per_rank");
+  options.min_cp_size = ToInt64Argument(min_cp_size, "min_cp_size");
+  options.vpp_group = ToOptionalInt64(vpp_group, "vpp_group");
+  return options;
+}
+
+// ---------------------------------------------------------------------------
+// Running the core.
+
+// Raises the Python exception for a core error (see the file comment).
+[[noreturn]] void ThrowStatus(const absl::Status& status) {
+  std::string message(status.message());
+  if (status.code() == absl::StatusCode::kInvalidArgument ||
+      status.code() == absl::StatusCode::kFailedPrecondition) {
+    throw py::value_error(message);
+  }
+  throw std::runtime_error(message);  // pybind11 raises RuntimeError
+}
+
+template <typename T>
+T ValueOrThrow(absl::StatusOr<T> result) {
+  if (!result.ok()) ThrowStatus(result.status());
+  return *std::move(result);
+}
+
+// Runs `call` with the GIL released. `call` must not touch Python objects.
+template <typename Call>
+auto WithoutGil(const Call& call) -> decltype(call()) {
+  py::gil_scoped_release release;
+  return call();
+}
+
+// ---------------------------------------------------------------------------
+// C++ -> Python.
+
+py::list ToPython(const Schedule& schedule) {
+  py::list microbatches(schedule.microbatches.size());
+  for (std::size_t i = 0; i < schedule.microbatches.size(); ++i) {
+    microbatches[i] = py::cast(schedule.microbatches[i].rank_ids);
+  }
+  return microbatches;
+}
+
+// Upstream's 4-tuple: (micro_batches, leftovers, exec_times, sample_ids).
+py::tuple ToPython(const PackedMicrobatch& step) {
+  py::list leftovers(step.leftovers.size());
+  for (std::size_t i = 0; i < step.leftovers.size(); ++i) {
+    leftovers[i] = py::make_tuple(step.leftovers[i].id, step.leftovers[i].len);
+  }
+  return py::make_tuple(py::cast(step.rank_lens), std::move(leftovers),
+                        py::cast(step.rank_work),
+                        py::cast(step.microbatch.rank_ids));
+}
+
+// "invariant 4 (token budget): microbatch 0 rank 3 ...", as CheckSchedule
+// words its first violation.
+std::string Describe(const Violation& violation) {
+  return absl::StrCat("invariant ", static_cast<int>(violation.invariant), " (",
+                      InvariantName(violation.invariant),
+                      "): ", violation.message);
+}
+
+// ---------------------------------------------------------------------------
+// The module's functions.
+
+py::list PyScheduleDynamicCp(const py::object& sample_id_seqlens,
+                             const py::object& total_gpus,
+                             const py::object& max_seq_len_per_rank,
+                             const py::object& min_cp_size,
+                             const py::object& vpp_group) {
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  const DynamicCpOptions options = ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
+  return ToPython(ValueOrThrow(
+      WithoutGil([&] { return ScheduleDynamicCp(samples, options); })));
+}
+
+py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
+                          const py::object& total_gpus,
+                          const py::object& max_seq_len_per_rank,
+                          const py::object& min_cp_size,
+                          const py::object& vpp_group) {
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  const DynamicCpOptions options = ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
+  return ToPython(ValueOrThrow(
+      WithoutGil([&] { return ScheduleLegacy(samples, options); })));
+}
+
+py::tuple PyNextGroupPackingAware(const py::object& sample_seqlens,
+                                  const py::object& total_gpus,
+                                  const py::object& max_seq_len_per_rank,
+                                  const py::object& min_cp_size) {
+  const std::vector<Sample> samples =
+      ToSamples(sample_seqlens, "sample_seqlens");
+  const DynamicCpOptions options = ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, py::none());
+  return ToPython(ValueOrThrow(
+      WithoutGil([&] { return PackingAwareStep(samples, options); })));
+}
+
+py::list PyScheduleDpBalanced(const py::object& sample_id_seqlens,
+                              const py::object& dp_size,
+                              const py::object& cp_size,
+                              const py::object& max_seq_len_per_rank,
+                              const py::object& max_num_seqs,
+                              const py::object& vpp_group) {
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  DpBalancedOptions options;
+  options.dp_size = ToInt64Argument(dp_size, "dp_size");
+  options.cp_size = ToInt64Argument(cp_size, "cp_size");
+  options.max_seq_len_per_rank =
+      ToInt64Argument(max_seq_len_per_rank, "max_seq_len_per_rank");
+  options.max_num_seqs = ToOptionalInt64(max_num_seqs, "max_num_seqs");
+  options.vpp_group = ToOptionalInt64(vpp_group, "vpp_group");
+  std::vector<std::int64_t> lens;
+  lens.reserve(samples.size());
+  for (const Sample& sample : samples) lens.push_back(sample.len);
+  return ToPython(ValueOrThrow(
+      WithoutGil([&] { return ScheduleDpBalanced(lens, options); })));
+}
+
+py::list PyVerify(const py::object& schedule,
+                  const py::object& sample_id_seqlens,
+                  const py::object& total_gpus,
+                  const py::object& max_seq_len_per_rank,
+                  const py::object& min_cp_size, const py::object& vpp_group) {
+  const Schedule checked = ToSchedule(schedule, "schedule");
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  const DynamicCpOptions options = ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
+  const std::vector<std::string> messages = ValueOrThrow(WithoutGil(
+      [&]() -> absl::StatusOr<std::vector<std::string>> {
+        if (absl::Status status = ValidateDynamicCpProblem(samples, options);
+            !status.ok()) {
+          return status;
+        }
+        std::vector<std::string> descriptions;
+        for (const Violation& violation :
+             FindViolations(samples, checked, options)) {
+          descriptions.push_back(Describe(violation));
+        }
+        return descriptions;
+      }));
+  return py::cast(messages);
+}
+
+// ---------------------------------------------------------------------------
+// Docstrings. Each starts with its signature followed by "--", the form
+// CPython reads as __text_signature__, so inspect.signature() and help()
+// show the parameters (pybind11's own signatures are turned off: every
+// parameter is converted by hand, see above).
+
+constexpr char kModuleDoc[] = R"doc(dcpsched: Megatron-LM's dynamic context-parallel packing scheduler in C++.
+
+Schedules variable-length sequences onto DPxCP ranks exactly as upstream's
+DefaultDynamicCPScheduler (#5154) does, bit for bit, but returns an error
+where upstream crashes, hangs or breaks its own invariants. The GIL is
+released while scheduling.
+
+Functions: schedule_dynamic_cp, next_group_packing_aware,
+schedule_dp_balanced, schedule_legacy, verify.
+Errors: TypeError for arguments of the wrong type or shape; ValueError for
+input outside the limits or that upstream's algorithm cannot schedule (the
+message says what to change); RuntimeError for an internal error.
+)doc";
+
+constexpr char kScheduleDynamicCpDoc[] =
+    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None)
+--
+
+Schedules one global batch with the packing-aware dynamic-CP scheduler.
+
+Same result as upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples
+with dp_size * cp_size == total_gpus, max_seqlen_per_dp_cp_rank ==
+max_seq_len_per_rank, min_cp_size, and microbatch_group_size_per_vp_stage ==
+vpp_group (None or 1: no VPP alignment).
+
+Args:
+  sample_id_seqlens: list of (id, len) pairs; ids are unique ints (int64),
+    lens are token counts in [1, 2**26].
+  total_gpus: number of DPxCP ranks G, 1..65536.
+  max_seq_len_per_rank: token budget of one rank in one microbatch.
+  min_cp_size: smallest CP group, a power of two <= G.
+  vpp_group: None, or >= 1: the microbatch count becomes a multiple of it.
+
+Returns:
+  list[list[list[int]]]: per microbatch, per rank (G lists), the ids that
+  rank processes, in placement order.
+
+Raises:
+  TypeError: an argument has the wrong type or shape.
+  ValueError: the input is outside the limits, or upstream's algorithm
+    cannot schedule it (upstream would raise, hang or break an invariant).
+)doc";
+
+constexpr char kScheduleLegacyDoc[] =
+    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None)
+--
+
+Schedules one global batch with the legacy bucket scheduler that #5154
+replaced (for comparison). Arguments, result and errors as
+schedule_dynamic_cp.
+)doc";
+
+constexpr char kNextGroupPackingAwareDoc[] =
+    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1)
+--
+
+Builds one microbatch: upstream's next_hdp_group_packing_aware.
+
+Args:
+  sample_seqlens: list of (id, len) pairs, in any order.
+  total_gpus, max_seq_len_per_rank, min_cp_size: as schedule_dynamic_cp.
+
+Returns:
+  (micro_batches, leftovers, exec_times, sample_ids), upstream's 4-tuple:
+  micro_batches: per rank, the lens it holds (list[list[int]]);
+  leftovers: the (id, len) tuples that did not fit, longest first, equal
+    lengths in input order (list[tuple[int, int]]);
+  exec_times: per rank, its attention work sum(len * len / cp) as a float,
+    bit for bit upstream's (list[float]);
+  sample_ids: per rank, the ids it holds (list[list[int]]).
+  An empty sample list gives G empty ranks, times 0.0 and no leftovers.
+
+Raises:
+  TypeError, ValueError: as schedule_dynamic_cp.
+)doc";
+
+constexpr char kScheduleDpBalancedDoc[] =
+    R"doc(schedule_dp_balanced(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, max_num_seqs=None, vpp_group=None)
+--
+
+Schedules one global batch with fixed CP: upstream's
+DpBalancedScheduler.get_groups_and_subsamples.
+
+Samples are packed in their given order into sequences of at most
+max_seq_len_per_rank * cp_size tokens (and max_num_seqs samples); the number
+of packed sequences is made a multiple of dp_size * (vpp_group or 1).
+
+Args:
+  sample_id_seqlens: list of (id, len) pairs; only the lens are used.
+  dp_size, cp_size: the DP and CP sizes (dp_size * cp_size <= 65536).
+  max_seq_len_per_rank: token budget of one rank.
+  max_num_seqs: None, or at most this many samples per packed sequence.
+  vpp_group: None, or microbatch_group_size_per_vp_stage.
+
+Returns:
+  list[list[list[int]]]: per microbatch, per rank (dp_size * cp_size lists),
+  the POSITIONS in sample_id_seqlens (0-based) that rank processes, as
+  upstream returns them; the cp_size ranks of one DP replica hold equal lists.
+
+Raises:
+  TypeError: an argument has the wrong type or shape.
+  ValueError: the input is outside the limits, a sample is longer than
+    max_seq_len_per_rank * cp_size, or there are too few samples to reach
+    the multiple (upstream: "Not enough samples to move").
+)doc";
+
+constexpr char kVerifyDoc[] =
+    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None)
+--
+
+Checks a dynamic-CP schedule against the problem it claims to solve.
+
+Works on any schedule in schedule_dynamic_cp's form (from this module,
+from upstream, from a file) without running a scheduler; linear in the
+schedule's size, so it is cheap enough as a runtime guard on every global
+batch. Checked: no rank empty; every id exactly once, on one contiguous run
+of ranks, no unknown id; CP sizes powers of two (or G) and at least what the
+sample's length and min_cp_size need; per-rank tokens within
+max_seq_len_per_rank; per-rank work within the microbatch's cap; with
+vpp_group, a microbatch count that is a multiple of it.
+
+Args:
+  schedule: list[list[list[int]]], per microbatch, per rank, the ids.
+  sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size,
+  vpp_group: the problem, as schedule_dynamic_cp takes it.
+
+Returns:
+  list[str]: one message per violation, e.g.
+  "invariant 4 (token budget): microbatch 0 rank 3 ..."; empty if the
+  schedule keeps every invariant.
+
+Raises:
+  TypeError: an argument has the wrong type or shape.
+  ValueError: the problem itself is invalid (the schedule is not judged).
+)doc";
+
+}  // namespace
+}  // namespace dcpsched
+
+PYBIND11_MODULE(dcpsched, module) {
+  namespace py = ::pybind11;
+  py::options options;
+  options.disable_function_signatures();
+
+  module.doc() = dcpsched::kModuleDoc;
+  module.attr("__version__") = DCPSCHED_VERSION;
+
+  module.def("schedule_dynamic_cp", &dcpsched::PyScheduleDynamicCp,
+             py::arg("sample_id_seqlens"), py::arg("total_gpus"),
+             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
+             py::arg("vpp_group") = py::none(),
+             dcpsched::kScheduleDynamicCpDoc);
+  module.def("next_group_packing_aware", &dcpsched::PyNextGroupPackingAware,
+             py::arg("sample_seqlens"), py::arg("total_gpus"),
+             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
+             dcpsched::kNextGroupPackingAwareDoc);
+  module.def("schedule_dp_balanced", &dcpsched::PyScheduleDpBalanced,
+             py::arg("sample_id_seqlens"), py::arg("dp_size"),
+             py::arg("cp_size"), py::arg("max_seq_len_per_rank"),
+             py::arg("max_num_seqs") = py::none(),
+             py::arg("vpp_group") = py::none(),
+             dcpsched::kScheduleDpBalancedDoc);
+  module.def("schedule_legacy", &dcpsched::PyScheduleLegacy,
+             py::arg("sample_id_seqlens"), py::arg("total_gpus"),
+             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
+             py::arg("vpp_group") = py::none(), dcpsched::kScheduleLegacyDoc);
+  module.def("verify", &dcpsched::PyVerify, py::arg("schedule"),
+             py::arg("sample_id_seqlens"), py::arg("total_gpus"),
+             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
+             py::arg("vpp_group") = py::none(), dcpsched::kVerifyDoc);
+}

@@ -1,0 +1,203 @@
+"""Megatron-LM drop-in: DefaultDynamicCPScheduler's schedule, from dcpsched.
+
+Upstream's DefaultDynamicCPScheduler (megatron/core/datasets/data_schedule.py)
+computes each global batch's schedule in get_groups_and_subsamples. The
+classes here compute the same schedule (bit for bit: the golden vectors say
+so) with the C++ core, with the GIL released, and raise ValueError with a
+message saying what to change where upstream would crash, hang or return a
+broken schedule.
+
+Optional runtime guard: with verify=True every schedule is also checked by
+dcpsched.verify (linear in its size), and ScheduleViolation is raised if it
+breaks an invariant, before any rank acts on it.
+
+Standalone (no Megatron-LM needed):
+
+    scheduler = DcpschedDynamicCPScheduler(
+        max_seqlen_per_dp_cp_rank=2048, cp_size=4, dp_size=2,
+        microbatch_group_size_per_vp_stage=None, min_cp_size=1, verify=True)
+    groups = scheduler.get_groups_and_subsamples([(0, 5000), (1, 300)])
+
+Inside Megatron-LM, before the data iterator is wrapped:
+
+    import megatron_drop_in
+    megatron_drop_in.install_into_megatron(verify=True)
+
+after which config.sequence_packing_scheduler == "default_dynamic_cp" uses
+dcpsched (everything but the schedule, e.g. run(), stays upstream's).
+
+Run as a script for a demo: python3 megatron_drop_in.py (with the built
+module on PYTHONPATH, e.g. PYTHONPATH=build/python).
+"""
+
+import random
+import sys
+import time
+
+import dcpsched
+
+
+class ScheduleViolation(RuntimeError):
+    """A schedule broke an invariant; .violations lists dcpsched.verify's
+    messages."""
+
+    def __init__(self, violations):
+        self.violations = list(violations)
+        shown = "\n  ".join(self.violations[:10])
+        more = len(self.violations) - 10
+        super().__init__(
+            f"schedule breaks {len(self.violations)} invariant check(s):\n  {shown}"
+            + (f"\n  ... and {more} more" if more > 0 else ""))
+
+
+class DcpschedGroupsMixin:
+    """get_groups_and_subsamples by dcpsched, for any class holding
+    DefaultDynamicCPScheduler's attributes: total_hdp_gpus,
+    max_seq_len_per_rank, min_cp_size, microbatch_group_size_per_vp_stage.
+    Set verify_schedules = True for the runtime guard."""
+
+    verify_schedules = False
+
+    def get_groups_and_subsamples(self, sample_id_seqlens):
+        """Upstream's result: per microbatch, per DPxCP rank, the sample ids.
+
+        sample_id_seqlens: list of (id, len) pairs of the global batch.
+        Raises ValueError where upstream cannot schedule the batch, and
+        ScheduleViolation (with verify_schedules) if the schedule is broken.
+        """
+        groups = dcpsched.schedule_dynamic_cp(
+            sample_id_seqlens, self.total_hdp_gpus, self.max_seq_len_per_rank,
+            min_cp_size=self.min_cp_size,
+            vpp_group=self.microbatch_group_size_per_vp_stage)
+        if self.verify_schedules:
+            violations = dcpsched.verify(
+                groups, sample_id_seqlens, self.total_hdp_gpus,
+                self.max_seq_len_per_rank, min_cp_size=self.min_cp_size,
+                vpp_group=self.microbatch_group_size_per_vp_stage)
+            if violations:
+                raise ScheduleViolation(violations)
+        return groups
+
+
+class DcpschedDynamicCPScheduler(DcpschedGroupsMixin):
+    """Standalone stand-in for upstream's DefaultDynamicCPScheduler: the same
+    constructor arguments and get_groups_and_subsamples, without Megatron-LM.
+
+    Args (upstream's):
+      max_seqlen_per_dp_cp_rank: token budget of one DPxCP rank.
+      cp_size, dp_size: the static CP and DP sizes; dp_size * cp_size ranks.
+      microbatch_group_size_per_vp_stage: None without VPP; else the
+        microbatch count becomes a multiple of it (when > 1).
+      max_num_seqs: accepted for the same signature; as upstream's dynamic
+        CP scheduler, it plays no part.
+      min_cp_size: smallest CP group a sample may use (a power of two).
+    Args (dcpsched's):
+      verify: check every schedule with dcpsched.verify (runtime guard).
+    """
+
+    def __init__(self, max_seqlen_per_dp_cp_rank, cp_size, dp_size,
+                 microbatch_group_size_per_vp_stage=None, max_num_seqs=None,
+                 *, min_cp_size=1, verify=False):
+        self.max_seqlen_per_dp_cp_rank = max_seqlen_per_dp_cp_rank
+        self.cp_size = cp_size
+        self.dp_size = dp_size
+        self.microbatch_group_size_per_vp_stage = microbatch_group_size_per_vp_stage
+        self.max_num_seqs = max_num_seqs
+        self.is_dynamic_cp = True
+        self.max_seq_len_per_rank = max_seqlen_per_dp_cp_rank
+        self.total_hdp_gpus = dp_size * cp_size
+        self.min_cp_size = min_cp_size
+        self.verify_schedules = verify
+
+
+def install_into_megatron(verify=False):
+    """Registers a subclass of Megatron-LM's DefaultDynamicCPScheduler whose
+    get_groups_and_subsamples is dcpsched's as scheduler_map's
+    "default_dynamic_cp"; returns the subclass. Needs Megatron-LM."""
+    from megatron.core.datasets import data_schedule
+
+    class DcpschedDefaultDynamicCPScheduler(
+            DcpschedGroupsMixin, data_schedule.DefaultDynamicCPScheduler):
+        verify_schedules = verify
+
+    data_schedule.scheduler_map["default_dynamic_cp"] = DcpschedDefaultDynamicCPScheduler
+    return DcpschedDefaultDynamicCPScheduler
+
+
+# --- demo ----------------------------------------------------------------------
+
+
+def benchmark_batch(count=256, seed=5154):
+    """Lengths like upstream's DCP benchmark: lognormal with mean 1024 and
+    sigma 1.5, clipped to [128, 8192]; ids 0..count-1."""
+    rng = random.Random(seed)
+    sigma = 1.5
+    mu = 6.931471805599453 - sigma * sigma / 2  # log(1024) - sigma^2 / 2
+    return [(i, min(8192, max(128, round(rng.lognormvariate(mu, sigma)))))
+            for i in range(count)]
+
+
+def describe(groups, lengths):
+    """One line per microbatch: its CP groups as ranks=ids."""
+    lines = []
+    for index, ranks in enumerate(groups):
+        runs, start = [], 0
+        while start < len(ranks):
+            end = start
+            while end + 1 < len(ranks) and ranks[end + 1] == ranks[start]:
+                end += 1
+            tokens = sum(lengths[i] for i in ranks[start]) / (end - start + 1)
+            runs.append(f"{start}-{end}:{ranks[start]} ({tokens:.0f} tok/rank)")
+            start = end + 1
+        lines.append(f"  microbatch {index}: " + "  ".join(runs))
+    return lines
+
+
+def main():
+    batch = benchmark_batch()
+    lengths = dict(batch)
+    scheduler = DcpschedDynamicCPScheduler(
+        max_seqlen_per_dp_cp_rank=2048, cp_size=4, dp_size=2,
+        microbatch_group_size_per_vp_stage=None, min_cp_size=1, verify=True)
+
+    start = time.perf_counter()
+    groups = scheduler.get_groups_and_subsamples(batch)
+    elapsed_ms = (time.perf_counter() - start) * 1000
+    print(f"dcpsched {dcpsched.__version__}: {len(batch)} samples on dp 2 x cp 4, "
+          f"max_seqlen_per_dp_cp_rank 2048")
+    print(f"{len(groups)} microbatches in {elapsed_ms:.2f} ms (schedule + verify):")
+    print("\n".join(describe(groups[:3], lengths)))
+    print(f"  ... {len(groups) - 3} more")
+
+    # The runtime guard: a schedule that lost a sample on its way is caught.
+    broken = [[list(rank) for rank in microbatch] for microbatch in groups]
+    victim = broken[0][0][0]
+    for rank in broken[0]:
+        if victim in rank:
+            rank.remove(victim)
+    violations = dcpsched.verify(broken, batch, scheduler.total_hdp_gpus,
+                                 scheduler.max_seq_len_per_rank)
+    print(f"guard on a schedule that lost sample {victim}: {violations[0]}")
+
+    # Where upstream fails, dcpsched says what to change.
+    try:
+        scheduler.get_groups_and_subsamples([(0, 20000)])
+    except ValueError as error:
+        print(f"a sample of 20000 tokens on 8 ranks: ValueError: {error}")
+
+    # With Megatron-LM importable, the drop-in must equal upstream exactly.
+    try:
+        from megatron.core.datasets.data_schedule import DefaultDynamicCPScheduler
+    except ImportError:
+        print("Megatron-LM not importable: upstream comparison skipped")
+    else:
+        upstream = DefaultDynamicCPScheduler(2048, 4, 2, None)
+        same = upstream.get_groups_and_subsamples(batch) == groups
+        print(f"equal to upstream's DefaultDynamicCPScheduler: {same}")
+        if not same:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""The module's interface: argument forms, result types, errors.
+
+Wrong Python types raise TypeError naming the argument; input the core
+rejects raises ValueError with the core's message; nothing crashes.
+"""
+
+import inspect
+
+import pytest
+
+import dcpsched
+
+BATCH = [(7, 5000), (8, 300), (9, 1200)]
+BATCH_SCHEDULE = [[[7], [7], [7], [7], [9, 8], [9, 8], [9, 8], [9, 8]]]
+
+
+class Index:
+    """An int-like object (as numpy.int64 or a 0-d integer tensor is)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+# --- argument forms -----------------------------------------------------------
+
+
+def test_readme_example():
+    assert dcpsched.schedule_dynamic_cp(BATCH, 8, 2048) == BATCH_SCHEDULE
+
+
+def test_keywords_and_defaults():
+    explicit = dcpsched.schedule_dynamic_cp(
+        sample_id_seqlens=BATCH, total_gpus=8, max_seq_len_per_rank=2048,
+        min_cp_size=1, vpp_group=None)
+    assert explicit == dcpsched.schedule_dynamic_cp(BATCH, 8, 2048)
+
+
+def test_pairs_may_be_lists_tuples_or_any_iterable():
+    expected = dcpsched.schedule_dynamic_cp(BATCH, 8, 2048)
+    assert dcpsched.schedule_dynamic_cp([list(p) for p in BATCH], 8, 2048) == expected
+    assert dcpsched.schedule_dynamic_cp(tuple(BATCH), 8, 2048) == expected
+    assert dcpsched.schedule_dynamic_cp(iter(BATCH), 8, 2048) == expected
+    assert dcpsched.schedule_dynamic_cp((p for p in BATCH), 8, 2048) == expected
+
+
+def test_int_like_objects_are_ints():
+    batch = [(Index(i), Index(n)) for i, n in BATCH]
+    assert dcpsched.schedule_dynamic_cp(batch, Index(8), Index(2048),
+                                        min_cp_size=Index(1)) == BATCH_SCHEDULE
+
+
+def test_ids_are_opaque_int64():
+    low, high = -(2**63), 2**63 - 1
+    schedule = dcpsched.schedule_dynamic_cp([(low, 10), (high, 20)], 2, 100)
+    ids = {i for microbatch in schedule for rank in microbatch for i in rank}
+    assert ids == {low, high}
+
+
+def test_empty_batch():
+    assert dcpsched.schedule_dynamic_cp([], 8, 2048) == []
+    assert dcpsched.schedule_legacy([], 8, 2048) == []
+    assert dcpsched.next_group_packing_aware([], 3, 2048) == (
+        [[], [], []], [], [0.0, 0.0, 0.0], [[], [], []])
+
+
+def test_results_are_fresh_lists():
+    schedule = dcpsched.schedule_dynamic_cp(BATCH, 8, 2048)
+    schedule[0][0].append(99)
+    assert schedule[0][1] == [7]
+
+
+def test_step_returns_upstreams_four_tuple():
+    micro_batches, leftovers, exec_times, sample_ids = (
+        dcpsched.next_group_packing_aware([(1, 100), (2, 300), (3, 200)], 2, 250))
+    # 300 needs 2 ranks; then 200 and 100 fit beside it only at cp 2.
+    assert sample_ids == [[2, 3], [2, 3]]
+    assert micro_batches == [[300, 200], [300, 200]]
+    assert exec_times == [300 * 300 / 2 + 200 * 200 / 2] * 2
+    assert leftovers == [(1, 100)]
+
+
+def test_vpp_group_aligns_the_microbatch_count():
+    batch = [(i, 2048) for i in range(5)]
+    assert len(dcpsched.schedule_dynamic_cp(batch, 1, 2048)) == 5
+    assert len(dcpsched.schedule_dynamic_cp(batch, 1, 2048, vpp_group=1)) == 5
+
+
+def test_dp_balanced_returns_positions_per_rank():
+    samples = [(70, 500), (80, 300), (90, 1200), (100, 100)]
+    schedule = dcpsched.schedule_dp_balanced(samples, dp_size=2, cp_size=2,
+                                             max_seq_len_per_rank=1024)
+    assert schedule == [[[0, 1, 2], [0, 1, 2], [3], [3]]]
+    with_cap = dcpsched.schedule_dp_balanced(samples, 2, 2, 1024, max_num_seqs=1)
+    assert with_cap == [[[0], [0], [1], [1]], [[2], [2], [3], [3]]]
+
+
+def test_signatures_are_introspectable():
+    assert str(inspect.signature(dcpsched.schedule_dynamic_cp)) == (
+        "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
+        "vpp_group=None)")
+    assert str(inspect.signature(dcpsched.next_group_packing_aware)) == (
+        "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1)")
+    assert "schedule" in inspect.signature(dcpsched.verify).parameters
+    assert dcpsched.__version__
+
+
+# --- errors from the core: ValueError with its message -------------------------
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 0, 2048),
+     "total_gpus is 0; it must be in [1, 65536]"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 0),
+     "max_seq_len_per_rank is 0"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, min_cp_size=3),
+     "min_cp_size is 3; it must be a power of two"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, vpp_group=0),
+     "vpp_group is 0"),
+    (lambda: dcpsched.schedule_dynamic_cp([(1, 5), (1, 6)], 8, 2048),
+     "sample id 1 appears twice (indices 0 and 1)"),
+    (lambda: dcpsched.schedule_dynamic_cp([(1, 0)], 8, 2048),
+     "sample 1 (index 0) has length 0"),
+    (lambda: dcpsched.schedule_dynamic_cp([(4, 9000)], 4, 2048),
+     "Sequence length 9000 (sample 4) requires CP size 8, but only 4 DPxCP "
+     "ranks are available"),
+    (lambda: dcpsched.next_group_packing_aware([(4, 9000)], 4, 2048),
+     "requires CP size 8"),
+    (lambda: dcpsched.schedule_legacy([(1, 5)], -1, 2048),
+     "total_gpus is -1"),
+    (lambda: dcpsched.schedule_dp_balanced([(0, 3000)], 2, 1, 2048),
+     "sample at position 0 has length 3000"),
+    (lambda: dcpsched.schedule_dp_balanced([(0, 10)], 0, 1, 2048),
+     "dp_size is 0"),
+])
+def test_invalid_input_raises_value_error_with_the_core_message(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert message in str(error.value)
+
+
+def test_upstream_failures_raise_value_error():
+    # Upstream raises IndexError here (SPEC, expand-once defect).
+    with pytest.raises(ValueError, match="total_gpus=5"):
+        dcpsched.schedule_dynamic_cp([(0, 1), (1, 1)], 5, 1)
+    # Upstream hangs here (SPEC, golden vectors section).
+    with pytest.raises(ValueError, match="VPP alignment"):
+        dcpsched.schedule_dynamic_cp([(0, 1), (1, 1)], 3, 1, vpp_group=2)
+    # Upstream: AssertionError "Not enough samples to move".
+    with pytest.raises(ValueError, match="not enough samples to move"):
+        dcpsched.schedule_dp_balanced([(0, 2048)], 5, 1, 2048)
+
+
+# --- wrong Python types: TypeError naming the argument -------------------------
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: dcpsched.schedule_dynamic_cp(None, 8, 2048),
+     "sample_id_seqlens must be a list of (id, len) pairs, not NoneType"),
+    (lambda: dcpsched.schedule_dynamic_cp(5, 8, 2048),
+     "sample_id_seqlens must be a list of (id, len) pairs, not int"),
+    (lambda: dcpsched.schedule_dynamic_cp("ab", 8, 2048),
+     "sample_id_seqlens must be a list of (id, len) pairs, not str"),
+    (lambda: dcpsched.schedule_dynamic_cp([(1, 5), 7], 8, 2048),
+     "sample_id_seqlens[1] must be an (id, len) pair, not int"),
+    (lambda: dcpsched.schedule_dynamic_cp([(1, 5, 6)], 8, 2048),
+     "sample_id_seqlens[0] must be an (id, len) pair, not 3 items"),
+    (lambda: dcpsched.schedule_dynamic_cp([(1, 5.0)], 8, 2048),
+     "sample_id_seqlens[0][1] (len) must be an int, not float"),
+    (lambda: dcpsched.schedule_dynamic_cp([("a", 5)], 8, 2048),
+     "sample_id_seqlens[0][0] (id) must be an int, not str"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8.0, 2048),
+     "total_gpus must be an int, not float"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, "2048"),
+     "max_seq_len_per_rank must be an int, not str"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, min_cp_size=None),
+     "min_cp_size must be an int, not NoneType"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, vpp_group="2"),
+     "vpp_group must be an int, not str"),
+    (lambda: dcpsched.next_group_packing_aware({1: 2}.items(), 8, 2.5),
+     "max_seq_len_per_rank must be an int, not float"),
+    (lambda: dcpsched.schedule_dp_balanced(BATCH, 2, 2, 2048, max_num_seqs=1.5),
+     "max_num_seqs must be an int, not float"),
+    (lambda: dcpsched.verify([[[7]], 3], BATCH, 8, 2048),
+     "schedule[1] must be a list of per-rank id lists, not int"),
+    (lambda: dcpsched.verify([[[7, None]]], BATCH, 8, 2048),
+     "schedule[0][0][1] must be an int, not NoneType"),
+    (lambda: dcpsched.verify(None, BATCH, 8, 2048),
+     "schedule must be a list of microbatches, not NoneType"),
+])
+def test_wrong_types_raise_type_error_naming_the_argument(call, message):
+    with pytest.raises(TypeError) as error:
+        call()
+    assert str(error.value) == message
+
+
+def test_missing_arguments_raise_type_error():
+    with pytest.raises(TypeError):
+        dcpsched.schedule_dynamic_cp(BATCH)
+    with pytest.raises(TypeError):
+        dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, unknown=1)
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
+def test_ints_outside_int64_raise_value_error(value):
+    with pytest.raises(ValueError, match="must fit in a signed 64-bit integer"):
+        dcpsched.schedule_dynamic_cp([(value, 5)], 8, 2048)
+    with pytest.raises(ValueError, match="total_gpus is"):
+        dcpsched.schedule_dynamic_cp(BATCH, value, 2048)
+
+
+def test_errors_raised_while_reading_arguments_pass_through():
+    class Broken:
+        def __index__(self):
+            raise KeyError("from __index__")
+
+    def samples():
+        yield (1, 5)
+        raise KeyError("from the iterator")
+
+    with pytest.raises(KeyError, match="from __index__"):
+        dcpsched.schedule_dynamic_cp([(1, Broken())], 8, 2048)
+    with pytest.raises(KeyError, match="from the iterator"):
+        dcpsched.schedule_dynamic_cp(samples(), 8, 2048)
+
+
+def test_a_list_emptied_while_it_is_read_does_not_crash():
+    batch = [(1, 100), (2, 200), (3, 300)]
+
+    class Emptying:
+        def __index__(self):
+            batch.clear()
+            return 10
+
+    batch.insert(0, (Emptying(), 50))
+    # The pair being read is held; the rest of the (now empty) list is gone.
+    assert dcpsched.schedule_dynamic_cp(batch, 2, 2048) == [[[10], [10]]]

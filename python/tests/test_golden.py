@@ -1,0 +1,115 @@
+"""Parity with every golden case of tests/golden/*.jsonl, through Python.
+
+Each case was produced by running upstream Megatron-LM's Python scheduler
+(format: SPEC.md "Golden vectors"). The module must return exactly upstream's
+values and types: ids and lens as ints, leftovers as (id, len) tuples, exec
+times as floats equal bit for bit. Where upstream failed (ok: false), the
+module must raise ValueError.
+"""
+
+import pytest
+
+import dcpsched
+from conftest import GOLDEN_DIR, golden_cases, same_bits
+
+CASES = golden_cases()
+
+
+def as_pairs(samples):
+    """The case's [[id, len], ...] as upstream passes it: (id, len) tuples."""
+    return [(sample_id, length) for sample_id, length in samples]
+
+
+def run(case):
+    """Runs the case through the module; returns the module's result."""
+    samples = as_pairs(case["samples"])
+    if case["kind"] == "step":
+        assert case["scheduler"] == "packing_aware"
+        return dcpsched.next_group_packing_aware(
+            samples, case["total_gpus"], case["max_seq_len_per_rank"],
+            min_cp_size=case["min_cp_size"])
+    if case["scheduler"] == "packing_aware":
+        return dcpsched.schedule_dynamic_cp(
+            samples, case["total_gpus"], case["max_seq_len_per_rank"],
+            min_cp_size=case["min_cp_size"], vpp_group=case["vpp_group"])
+    if case["scheduler"] == "legacy":
+        return dcpsched.schedule_legacy(
+            samples, case["total_gpus"], case["max_seq_len_per_rank"],
+            min_cp_size=case["min_cp_size"], vpp_group=case["vpp_group"])
+    assert case["scheduler"] == "dp_balanced"
+    return dcpsched.schedule_dp_balanced(
+        samples, case["dp_size"], case["cp_size"], case["max_seq_len_per_rank"],
+        max_num_seqs=case["max_num_seqs"], vpp_group=case["vpp_group"])
+
+
+def assert_int_lists(actual, expected):
+    assert actual == expected
+    assert all(type(value) is int for rank in actual for value in rank)
+
+
+def assert_step_equal(actual, expected):
+    assert isinstance(actual, tuple) and len(actual) == 4
+    micro_batches, leftovers, exec_times, sample_ids = actual
+    assert_int_lists(micro_batches, expected["micro_batches"])
+    assert_int_lists(sample_ids, expected["sample_ids"])
+    assert leftovers == [tuple(pair) for pair in expected["leftovers"]]
+    assert all(type(pair) is tuple for pair in leftovers)
+    assert len(exec_times) == len(expected["exec_times"])
+    for rank, (got, want) in enumerate(zip(exec_times, expected["exec_times"])):
+        assert type(got) is float
+        assert same_bits(got, float(want)), (
+            f"rank {rank}: exec time {got!r} ({got.hex()}), "
+            f"upstream {float(want)!r} ({float(want).hex()})")
+
+
+def assert_schedule_equal(actual, expected):
+    assert len(actual) == len(expected)
+    for index, (got, want) in enumerate(zip(actual, expected)):
+        assert got == want, f"microbatch {index} differs"
+        assert all(type(i) is int for rank in got for i in rank)
+
+
+@pytest.mark.parametrize("case", [case for _, case in CASES],
+                         ids=[f"{where} {case['name']}" for where, case in CASES])
+def test_matches_upstream(case):
+    expect = case["expect"]
+    if not expect["ok"]:
+        with pytest.raises(ValueError):
+            run(case)
+        return
+    actual = run(case)
+    if case["kind"] == "step":
+        assert_step_equal(actual, expect)
+    else:
+        assert_schedule_equal(actual, expect["groups"])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [case for _, case in CASES
+     if case["expect"]["ok"] and case["scheduler"] != "dp_balanced"
+     and case["samples"]],
+    ids=lambda case: case["name"])
+def test_verify_accepts_upstream_result(case):
+    """Every dynamic-CP result upstream gave keeps the invariants."""
+    expect = case["expect"]
+    samples = as_pairs(case["samples"])
+    vpp_group = case["vpp_group"]
+    if case["kind"] == "step":
+        # A step is a one-microbatch schedule of the samples it placed.
+        leftover_ids = {sample_id for sample_id, _ in expect["leftovers"]}
+        samples = [pair for pair in samples if pair[0] not in leftover_ids]
+        schedule = [expect["sample_ids"]]
+        vpp_group = None
+    else:
+        schedule = expect["groups"]
+    assert dcpsched.verify(schedule, samples, case["total_gpus"],
+                           case["max_seq_len_per_rank"],
+                           min_cp_size=case["min_cp_size"],
+                           vpp_group=vpp_group) == []
+
+
+def test_every_golden_file_is_read():
+    files = {where.split(":")[0] for where, _ in CASES}
+    assert files == {path.name for path in GOLDEN_DIR.glob("*.jsonl")}
+    assert len(CASES) >= 1050
