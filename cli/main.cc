@@ -3,6 +3,8 @@
 //
 //   dcpsched [flags]               same as dcpsched schedule [flags]
 //   dcpsched schedule [flags]      schedule one batch and report on it
+//   dcpsched compare [flags]       every scheduler on one batch, side by side
+//   dcpsched verify FILE           check a schedule file against SPEC
 //   dcpsched check-golden FILE...  check the core against golden vectors
 //
 // Every error is one line on stderr; the exit status is 0 on success, 1 when
@@ -16,8 +18,10 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/check_golden_command.h"
+#include "cli/compare_command.h"
 #include "cli/exit_codes.h"
 #include "cli/schedule_command.h"
+#include "cli/verify_command.h"
 
 namespace dcpsched {
 namespace {
@@ -58,11 +62,21 @@ int RunDcpsched(int argc, char** argv) {
       "schedule",
       "Schedule one global batch (a lengths file or upstream's benchmark "
       "workload) and print a report with a comparison of all schedulers");
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "Run every scheduler (packing_aware, dp_balanced, legacy) on the same "
+      "batch and print them side by side; takes schedule's problem flags");
+  CLI::App* verify = app.add_subcommand(
+      "verify",
+      "Check a schedule file (JSON: the problem and its schedule) against "
+      "SPEC's invariants; prints each violation, exits 1 if there is one");
   CLI::App* check_golden = app.add_subcommand(
       "check-golden",
       "Check the schedulers against golden vector files; prints each failing "
       "case and \"N passed, M failed\"");
   const ScheduleCommand schedule_command(*schedule);
+  const CompareCommand compare_command(*compare);
+  const VerifyCommand verify_command(*verify);
   const CheckGoldenCommand check_golden_command(*check_golden);
 
   try {
@@ -77,6 +91,8 @@ int RunDcpsched(int argc, char** argv) {
               << " --help)\n";
     return kExitUsage;
   }
+  if (compare->parsed()) return compare_command.Run(std::cout, std::cerr);
+  if (verify->parsed()) return verify_command.Run(std::cout, std::cerr);
   if (check_golden->parsed()) {
     return check_golden_command.Run(std::cout, std::cerr);
   }

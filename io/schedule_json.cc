@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/types/span.h"
 #include "core/quality.h"
 #include "core/types.h"
 #include "io/schedule_run.h"
@@ -98,7 +99,22 @@ json QualityToJson(const ScheduleQuality& quality) {
       {"microbatch_count", quality.microbatch_count},
       {"microbatch_lower_bound", quality.microbatch_lower_bound},
       {"critical_path_work", quality.critical_path_work},
+      {"max_rank_work", MaxRankWork(quality)},
   };
+}
+
+json ComparedRunToJson(const ScheduleRun& run) {
+  json document{
+      {"scheduler", std::string(SchedulerName(run.scheduler))},
+      {"ok", run.status.ok()},
+      {"elapsed_ms", run.elapsed_ms},
+  };
+  if (run.status.ok()) {
+    document["quality"] = QualityToJson(run.quality);
+  } else {
+    document["error"] = std::string(run.status.message());
+  }
+  return document;
 }
 
 }  // namespace
@@ -125,6 +141,28 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
   document["microbatches"] = std::move(microbatches);
   document["quality"] = QualityToJson(run.quality);
   return document;
+}
+
+json ComparisonToJson(const SchedulingProblem& problem,
+                      absl::Span<const ScheduleRun> runs) {
+  json compared = json::array();
+  for (const ScheduleRun& run : runs) {
+    compared.push_back(ComparedRunToJson(run));
+  }
+  return json{
+      {"format", kCompareFormat},
+      {"parameters", ParametersToJson(problem.parameters)},
+      {"workload", WorkloadToJson(problem)},
+      {"runs", std::move(compared)},
+  };
+}
+
+double MaxRankWork(const ScheduleQuality& quality) {
+  double max_work = 0.0;
+  for (const MicrobatchLoad& load : quality.microbatches) {
+    max_work = std::max(max_work, load.max_work);
+  }
+  return max_work;
 }
 
 std::string FormatScheduleRunJson(const SchedulingProblem& problem,

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -55,8 +56,12 @@ std::string TempPath(const std::string& name) {
                       "_", test->name(), "_", name);
 }
 
-// Runs dcpsched with `arguments`, capturing stdout and stderr.
-CliResult RunCli(const std::vector<std::string>& arguments) {
+// Runs dcpsched with `arguments`, capturing stdout and stderr; standard
+// input is `input`.
+CliResult RunCliWithInput(const std::vector<std::string>& arguments,
+                          const std::string& input) {
+  const std::string in_path = TempPath("stdin");
+  WriteFile(in_path, input);
   const std::string out_path = TempPath("stdout");
   const std::string err_path = TempPath("stderr");
   std::vector<std::string> argv_strings = {DCPSCHED_CLI_PATH};
@@ -67,6 +72,8 @@ CliResult RunCli(const std::vector<std::string>& arguments) {
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in_path.c_str(),
+                                   O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
@@ -86,9 +93,14 @@ CliResult RunCli(const std::vector<std::string>& arguments) {
   result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
   result.out = ReadWholeFile(out_path);
   result.err = ReadWholeFile(err_path);
+  std::remove(in_path.c_str());
   std::remove(out_path.c_str());
   std::remove(err_path.c_str());
   return result;
+}
+
+CliResult RunCli(const std::vector<std::string>& arguments) {
+  return RunCliWithInput(arguments, "");
 }
 
 std::string LastLine(const std::string& text) {
@@ -303,6 +315,374 @@ TEST(CliTest, CheckGoldenNeedsAFile) {
 
   EXPECT_EQ(result.exit_code, 2);
   ExpectOneErrorLine(result, "FILE is required");
+}
+
+
+// ---------------------------------------------------------------------------
+// dcpsched verify
+
+// G = 2, mslpr 10, one microbatch: rank 0 holds samples 1 and 2 (6 + 4
+// tokens), rank 1 holds 3 and 4 (5 + 5). It keeps every invariant.
+json GoodScheduleFile() {
+  return json::parse(R"({
+    "format": "dcpsched.schedule.v1",
+    "total_gpus": 2, "max_seq_len_per_rank": 10,
+    "samples": [[1, 6], [2, 4], [3, 5], [4, 5]],
+    "groups": [[[1, 2], [3, 4]]]})");
+}
+
+CliResult VerifyDocument(const json& document) {
+  const std::string path = TempPath("schedule.json");
+  WriteFile(path, document.dump());
+  CliResult result = RunCli({"verify", path});
+  std::remove(path.c_str());
+  return result;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST(CliTest, VerifyAcceptsAGoodScheduleFile) {
+  const CliResult result = VerifyDocument(GoodScheduleFile());
+
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(result.out,
+            "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6 and "
+            "8 hold (SPEC)\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST(CliTest, VerifyReportsARemovedId) {
+  json document = GoodScheduleFile();
+  document["groups"][0][0] = json::array({1});
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out,
+            "invariant 2 (each sample once): 1 input sample(s) in no "
+            "microbatch: ids 2\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST(CliTest, VerifyReportsAnIdInTwoMicrobatches) {
+  json document = GoodScheduleFile();
+  document["groups"].push_back(json::parse("[[3], [3]]"));
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out,
+            "invariant 2 (each sample once): sample 3 is in microbatch 0 and "
+            "again in microbatch 1 rank 0\n");
+}
+
+TEST(CliTest, VerifyReportsAnIdTwiceOnOneRank) {
+  json document = GoodScheduleFile();
+  document["groups"][0][1] = json::array({3, 4, 3});
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1);
+  const std::vector<std::string> lines = Lines(result.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0],
+            "invariant 2 (each sample once): microbatch 0 rank 1 holds sample "
+            "3 twice");
+}
+
+TEST(CliTest, VerifyReportsAnEmptiedRankAndItsMissingIds) {
+  json document = GoodScheduleFile();
+  document["groups"][0][1] = json::array();
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(Lines(result.out),
+            (std::vector<std::string>{
+                "invariant 1 (no empty rank): microbatch 0 rank 1 holds no "
+                "sample",
+                "invariant 2 (each sample once): 2 input sample(s) in no "
+                "microbatch: ids 3, 4"}));
+}
+
+TEST(CliTest, VerifyAcceptsTheJsonOfScheduleAndCatchesItsTampering) {
+  for (const char* scheduler : {"packing_aware", "legacy"}) {
+    SCOPED_TRACE(scheduler);
+    const CliResult scheduled = RunCli(
+        {"schedule", "--format", "json", "--scheduler", scheduler, "--vpp", "4"});
+    ASSERT_EQ(scheduled.exit_code, 0) << scheduled.err;
+    json document = json::parse(scheduled.out);
+
+    const CliResult good = VerifyDocument(document);
+    EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+    EXPECT_TRUE(absl::StartsWith(good.out, "ok: ")) << good.out;
+    EXPECT_TRUE(absl::StrContains(good.out, " of G = 8 ranks, 256 samples"))
+        << good.out;
+
+    document["groups"][0][7] = json::array();
+    const CliResult emptied = VerifyDocument(document);
+    EXPECT_EQ(emptied.exit_code, 1);
+    EXPECT_TRUE(absl::StrContains(
+        emptied.out,
+        "invariant 1 (no empty rank): microbatch 0 rank 7 holds no sample\n"))
+        << emptied.out;
+  }
+}
+
+TEST(CliTest, VerifyFindsTheVppMultipleBroken) {
+  json document = GoodScheduleFile();
+  document["vpp_group"] = 2;
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out,
+            "invariant 8 (VPP multiple): 1 microbatches is not a multiple of "
+            "vpp_group=2\n");
+}
+
+TEST(CliTest, VerifyReadsStandardInput) {
+  const CliResult result =
+      RunCliWithInput({"verify", "-"}, GoodScheduleFile().dump());
+
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StartsWith(result.out, "ok: 1 microbatch")) << result.out;
+}
+
+TEST(CliTest, VerifyMalformedJsonIsExitTwoWithTheReason) {
+  const std::string path = TempPath("schedule.json");
+  WriteFile(path, "{\"total_gpus\": 2,\n \"groups\": [[[1, 2], [3, 4]]\n");
+
+  const CliResult result = RunCli({"verify", path});
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result, absl::StrCat(path, ": not valid JSON: parse "
+                                                "error at line 3"));
+  EXPECT_EQ(result.out, "");
+  std::remove(path.c_str());
+}
+
+TEST(CliTest, VerifySchemaErrorsNameTheField) {
+  json missing = GoodScheduleFile();
+  missing.erase("max_seq_len_per_rank");
+  json negative = GoodScheduleFile();
+  negative["samples"][2][1] = -5;
+  json wrong_type = GoodScheduleFile();
+  wrong_type["groups"][0][1] = "3 4";
+
+  const CliResult missing_result = VerifyDocument(missing);
+  const CliResult negative_result = VerifyDocument(negative);
+  const CliResult wrong_type_result = VerifyDocument(wrong_type);
+
+  EXPECT_EQ(missing_result.exit_code, 2);
+  ExpectOneErrorLine(missing_result,
+                     "field \"max_seq_len_per_rank\": missing");
+  EXPECT_EQ(negative_result.exit_code, 2);
+  ExpectOneErrorLine(negative_result,
+                     "field \"samples[2][1] (len)\": length -5 of sample 3 "
+                     "is not positive");
+  EXPECT_EQ(wrong_type_result.exit_code, 2);
+  ExpectOneErrorLine(wrong_type_result,
+                     "field \"groups[0][1]\": not an array (got string)");
+}
+
+TEST(CliTest, VerifyFailedRunIsExitTwo) {
+  // A run that failed is written as ok: false with its error and no groups.
+  json document = json::parse(RunCli({"--format", "json"}).out);
+  document["ok"] = false;
+  document["error"] = "sample 3 needs CP size 64";
+  document.erase("groups");
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result, "failed run");
+}
+
+TEST(CliTest, VerifyMissingFileIsExitTwo) {
+  const CliResult result =
+      RunCli({"verify", "/nonexistent/dcpsched/schedule.json"});
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result, "cannot open schedule file");
+}
+
+TEST(CliTest, VerifyNeedsAFile) {
+  const CliResult result = RunCli({"verify"});
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result, "FILE is required");
+}
+
+// ---------------------------------------------------------------------------
+// --svg
+
+TEST(CliTest, ScheduleSvgDrawsTheChosenScheduler) {
+  const std::string path = TempPath("picture.svg");
+  std::remove(path.c_str());
+
+  const CliResult with_svg = RunCli(
+      {"schedule", "--scheduler", "legacy", "--format", "json", "--svg", path});
+  const CliResult without_svg =
+      RunCli({"schedule", "--scheduler", "legacy", "--format", "json"});
+
+  ASSERT_EQ(with_svg.exit_code, 0) << with_svg.err;
+  EXPECT_EQ(with_svg.out, without_svg.out);  // the picture is extra
+  const std::string svg = ReadWholeFile(path);
+  EXPECT_TRUE(absl::StartsWith(svg, "<?xml")) << svg.substr(0, 100);
+  EXPECT_TRUE(absl::StrContains(svg, "legacy: 20 microbatches"));
+  const json document = json::parse(with_svg.out);
+  std::size_t groups = 0;
+  for (const json& microbatch : document["microbatches"]) {
+    groups += microbatch["cp_groups"].size();
+  }
+  std::size_t drawn = 0;
+  for (std::size_t at = svg.find("<g class=\"cp-group\"");
+       at != std::string::npos; at = svg.find("<g class=\"cp-group\"", at + 1)) {
+    ++drawn;
+  }
+  EXPECT_EQ(drawn, groups);
+  std::remove(path.c_str());
+}
+
+TEST(CliTest, DefaultRunTakesSvg) {
+  const std::string path = TempPath("picture.svg");
+
+  const CliResult result = RunCli({"--svg", path});
+
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(ReadWholeFile(path),
+                                "packing_aware: 16 microbatches"));
+  std::remove(path.c_str());
+}
+
+TEST(CliTest, UnwritableSvgIsAnError) {
+  const CliResult result =
+      RunCli({"schedule", "--svg", "/nonexistent/dcpsched/picture.svg"});
+
+  EXPECT_EQ(result.exit_code, 1);
+  ExpectOneErrorLine(result, "cannot write SVG file");
+}
+
+// ---------------------------------------------------------------------------
+// dcpsched compare
+
+TEST(CliTest, CompareTableHasEveryColumnAndScheduler) {
+  const CliResult result = RunCli({"compare"});
+
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.out, "G = 8 ranks (dp 2 x cp 4)"));
+  EXPECT_TRUE(absl::StrContains(
+      result.out,
+      "\nscheduler       efficiency  microbatches  lower bound  max rank "
+      "work  critical-path work  time ms\n"))
+      << result.out;
+  const json packing_aware = json::parse(RunCli({"--format", "json"}).out);
+  const std::string row = absl::StrFormat(
+      "\npacking_aware       %.4f            16           16      %.4g",
+      packing_aware["quality"]["balance_efficiency"].get<double>(),
+      packing_aware["quality"]["max_rank_work"].get<double>());
+  EXPECT_TRUE(absl::StrContains(result.out, row)) << row << "\n" << result.out;
+  EXPECT_TRUE(absl::StrContains(result.out, "\ndp_balanced  "));
+  EXPECT_TRUE(absl::StrContains(result.out, "\nlegacy  "));
+}
+
+TEST(CliTest, CompareJsonMatchesEachSchedulersOwnRun) {
+  const std::vector<std::string> workload = {"--seed", "11", "--samples", "100",
+                                             "--vpp", "2"};
+  std::vector<std::string> arguments = {"compare", "--format", "json"};
+  arguments.insert(arguments.end(), workload.begin(), workload.end());
+
+  const CliResult result = RunCli(arguments);
+
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  ASSERT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1);
+  const json document = json::parse(result.out);
+  EXPECT_EQ(document["format"], "dcpsched.compare.v1");
+  EXPECT_EQ(document["workload"]["num_samples"], 100);
+  EXPECT_EQ(document["parameters"]["vpp_group"], 2);
+  ASSERT_EQ(document["runs"].size(), 3u);
+  const std::vector<std::string> schedulers = {"packing_aware", "dp_balanced",
+                                               "legacy"};
+  for (std::size_t i = 0; i < schedulers.size(); ++i) {
+    const json& run = document["runs"][i];
+    EXPECT_EQ(run["scheduler"], schedulers[i]);
+    EXPECT_EQ(run["ok"], true);
+    EXPECT_GE(run["elapsed_ms"].get<double>(), 0.0);
+    std::vector<std::string> single = {"schedule", "--format", "json",
+                                       "--scheduler", schedulers[i]};
+    single.insert(single.end(), workload.begin(), workload.end());
+    EXPECT_EQ(run["quality"], json::parse(RunCli(single).out)["quality"])
+        << schedulers[i];
+  }
+}
+
+TEST(CliTest, CompareShowsAFailingSchedulerAndSucceeds) {
+  const CliResult result = RunCli({"compare", "--total-gpus", "8"});
+
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.out, "\ndp_balanced     error: "))
+      << result.out;
+  EXPECT_EQ(result.err, "");
+}
+
+TEST(CliTest, CompareWithEverySchedulerFailingIsAnError) {
+  const CliResult result = RunCli({"compare", "--mslpr", "128"});
+
+  EXPECT_EQ(result.exit_code, 1);
+  ExpectOneErrorLine(result, "no scheduler can schedule this batch");
+  EXPECT_TRUE(absl::StrContains(result.out, "\npacking_aware   error: "));
+}
+
+TEST(CliTest, CompareTakesTheWorkloadFlags) {
+  const std::string path = TempPath("lengths.txt");
+  WriteFile(path, "5,4096\n6,1000\n7,1000\n8,100\n");
+
+  const CliResult from_file = RunCli({"compare", "--lengths", path});
+  const CliResult bad_flag = RunCli({"compare", "--mslpr", "0"});
+  const CliResult conflicting =
+      RunCli({"compare", "--lengths", path, "--seed", "3"});
+
+  EXPECT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_TRUE(absl::StrContains(from_file.out, "workload   4 samples"))
+      << from_file.out;
+  EXPECT_EQ(bad_flag.exit_code, 2);
+  ExpectOneErrorLine(bad_flag, "--mslpr");
+  EXPECT_EQ(conflicting.exit_code, 2);
+  ExpectOneErrorLine(conflicting, "--lengths excludes --seed");
+  std::remove(path.c_str());
+}
+
+TEST(CliTest, CompareSvgDrawsEachSchedulerThatSucceeded) {
+  const std::string prefix = TempPath("compare.svg");
+  const std::string stem = prefix.substr(0, prefix.size() - 4);
+
+  const CliResult result =
+      RunCli({"compare", "--total-gpus", "8", "--svg", prefix});
+
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(ReadWholeFile(stem + "-packing_aware.svg"),
+                                "packing_aware: "));
+  EXPECT_TRUE(
+      absl::StrContains(ReadWholeFile(stem + "-legacy.svg"), "legacy: "));
+  // dp_balanced failed on dp 8 x cp 1: no picture.
+  EXPECT_FALSE(std::ifstream(stem + "-dp_balanced.svg").good());
+  std::remove((stem + "-packing_aware.svg").c_str());
+  std::remove((stem + "-legacy.svg").c_str());
+}
+
+TEST(CliTest, HelpListsEverySubcommand) {
+  const CliResult result = RunCli({"--help"});
+
+  EXPECT_EQ(result.exit_code, 0);
+  for (const char* subcommand :
+       {"schedule", "compare", "verify", "check-golden"}) {
+    EXPECT_TRUE(absl::StrContains(result.out, subcommand))
+        << subcommand << "\n"
+        << result.out;
+  }
 }
 
 }  // namespace

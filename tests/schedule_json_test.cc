@@ -87,7 +87,8 @@ TEST(ScheduleJsonTest, HasCpGroupsPerRankLoadAndQuality) {
   EXPECT_EQ(document["quality"], json::parse(R"({"balance_efficiency": 0.5625,
                             "microbatch_count": 1,
                             "microbatch_lower_bound": 1,
-                            "critical_path_work": 32.0})"));
+                            "critical_path_work": 32.0,
+                            "max_rank_work": 32.0})"));
 }
 
 TEST(ScheduleJsonTest, FailedRunHasErrorAndNoSchedule) {
@@ -115,6 +116,45 @@ TEST(ScheduleJsonTest, FormattedJsonIsOneStableLineThatReadsBack) {
   EXPECT_EQ(text.find('\n'), text.size() - 1);
   EXPECT_EQ(json::parse(text), ScheduleRunToJson(problem, run));
   EXPECT_EQ(text, FormatScheduleRunJson(problem, TinyRun(problem)));
+}
+
+TEST(ScheduleJsonTest, MaxRankWorkIsTheBusiestRankOfAnyMicrobatch) {
+  const SchedulingProblem problem = TinyProblem();
+  ScheduleRun run;
+  // Microbatch 0: 7 on all four ranks (64/4 = 16 each); microbatch 1: 8
+  // and 9 together on every rank (4/4 + 4/4 = 2 each).
+  run.schedule.microbatches = {
+      Microbatch{.rank_ids = {{7}, {7}, {7}, {7}}},
+      Microbatch{.rank_ids = {{8, 9}, {8, 9}, {8, 9}, {8, 9}}}};
+  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
+
+  EXPECT_EQ(MaxRankWork(run.quality), 16.0);
+  EXPECT_EQ(MaxRankWork(ScheduleQuality{}), 0.0);
+}
+
+TEST(ScheduleJsonTest, ComparisonHasOneEntryPerRunWithTimeAndQuality) {
+  const SchedulingProblem problem = TinyProblem();
+  ScheduleRun failed;
+  failed.scheduler = SchedulerKind::kDpBalanced;
+  failed.status = absl::InvalidArgumentError("sample too long");
+  failed.elapsed_ms = 0.25;
+  const std::vector<ScheduleRun> runs = {TinyRun(problem), failed};
+
+  const json document = ComparisonToJson(problem, runs);
+
+  EXPECT_EQ(document["format"], "dcpsched.compare.v1");
+  EXPECT_EQ(document["parameters"]["total_gpus"], 4);
+  EXPECT_EQ(document["workload"]["num_samples"], 3);
+  ASSERT_EQ(document["runs"].size(), 2u);
+  EXPECT_EQ(document["runs"][0]["scheduler"], "legacy");
+  EXPECT_EQ(document["runs"][0]["ok"], true);
+  EXPECT_EQ(document["runs"][0]["quality"],
+            ScheduleRunToJson(problem, runs[0])["quality"]);
+  EXPECT_FALSE(document["runs"][0].contains("error"));
+  EXPECT_EQ(document["runs"][1],
+            json::parse(R"({"scheduler": "dp_balanced", "ok": false,
+                            "error": "sample too long", "elapsed_ms": 0.25})"));
+  EXPECT_FALSE(document.contains("samples"));
 }
 
 TEST(ScheduleJsonTest, DoublesReadBackBitForBit) {

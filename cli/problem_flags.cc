@@ -1,0 +1,186 @@
+#include "cli/problem_flags.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "cli/exit_codes.h"
+#include "core/types.h"
+#include "core/validate.h"
+#include "io/lengths_file.h"
+#include "io/schedule_run.h"
+#include "io/workload.h"
+
+namespace dcpsched {
+namespace {
+
+constexpr std::int64_t kMaxVppGroup = std::int64_t{1} << 20;
+
+std::optional<std::int64_t> IfGiven(const CLI::Option* option,
+                                    std::int64_t value) {
+  if (option->count() == 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+ProblemFlags::ProblemFlags(CLI::App& command) {
+  CLI::Option* lengths =
+      command
+          .add_option("--lengths", flags_.lengths_file,
+                      "Read the batch from FILE: one sample per line, `len` "
+                      "or `id,len`, # comments (default: generate it)")
+          ->type_name("FILE");
+
+  total_gpus_option_ =
+      command
+          .add_option("--total-gpus", flags_.total_gpus,
+                      "G, the number of DPxCP ranks; dp_balanced then runs "
+                      "as dp G x cp 1")
+          ->type_name("G")
+          ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+  CLI::Option* dp =
+      command.add_option("--dp", flags_.dp_size, "Data-parallel size D")
+          ->type_name("D")
+          ->capture_default_str()
+          ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+  CLI::Option* cp =
+      command.add_option("--cp", flags_.cp_size, "Context-parallel size C")
+          ->type_name("C")
+          ->capture_default_str()
+          ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+  total_gpus_option_->excludes(dp)->excludes(cp);
+
+  command
+      .add_option("--mslpr,--max-seq-len-per-rank", flags_.max_seq_len_per_rank,
+                  "Token budget of one rank in one microbatch")
+      ->type_name("M")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxSeqLenPerRank));
+  command
+      .add_option("--min-cp", flags_.min_cp_size,
+                  "Smallest CP group a sample may use (a power of two <= G)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+  vpp_option_ =
+      command
+          .add_option("--vpp", flags_.vpp_group,
+                      "Make the microbatch count a multiple of K "
+                      "(microbatch_group_size_per_vp_stage; default: none)")
+          ->type_name("K")
+          ->check(CLI::Range(std::int64_t{1}, kMaxVppGroup));
+  max_num_seqs_option_ =
+      command
+          .add_option("--max-num-seqs", flags_.max_num_seqs,
+                      "dp_balanced: at most N samples per packed sequence "
+                      "(default: no limit)")
+          ->type_name("N")
+          ->check(CLI::Range(std::int64_t{1}, INT64_MAX));
+
+  std::vector<CLI::Option*> workload_options;
+  workload_options.push_back(
+      command
+          .add_option("--preset", flags_.preset,
+                      "Generated workload: benchmark (upstream DCP benchmark: "
+                      "mean 1024, sigma 1.5) or skewed (mean 768, sigma 1.8); "
+                      "both clipped to [128, 8192]")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"benchmark", "skewed"})));
+  workload_options.push_back(command
+                                 .add_option("--seed", flags_.workload.seed,
+                                             "Seed of the generated workload")
+                                 ->capture_default_str());
+  workload_options.push_back(
+      command
+          .add_option("--samples", flags_.workload.num_samples,
+                      "Number of generated samples")
+          ->type_name("N")
+          ->capture_default_str()
+          ->check(CLI::Range(std::int64_t{0}, kMaxWorkloadSamples)));
+  mean_option_ = command.add_option(
+      "--mean", flags_.workload.mean_len,
+      "Mean of the unclipped lognormal (upstream's mean_seq_len)");
+  workload_options.push_back(mean_option_);
+  sigma_option_ = command.add_option("--sigma", flags_.workload.sigma,
+                                     "Sigma of the lognormal");
+  workload_options.push_back(sigma_option_);
+  workload_options.push_back(
+      command
+          .add_option("--min-len", flags_.workload.min_len,
+                      "Generated lengths are clipped up to this")
+          ->type_name("N")
+          ->capture_default_str()
+          ->check(CLI::Range(std::int64_t{1}, kMaxSampleLen)));
+  workload_options.push_back(
+      command
+          .add_option("--max-len", flags_.workload.max_len,
+                      "Generated lengths are clipped down to this")
+          ->type_name("N")
+          ->capture_default_str()
+          ->check(CLI::Range(std::int64_t{1}, kMaxSampleLen)));
+  for (CLI::Option* option : workload_options) lengths->excludes(option);
+}
+
+int ProblemFlags::BuildProblem(std::ostream& err,
+                               SchedulingProblem* problem) const {
+  RunParameters& parameters = problem->parameters;
+  if (total_gpus_option_->count() > 0) {
+    parameters.dp_size = flags_.total_gpus;
+    parameters.cp_size = 1;
+    parameters.cp_size_implied = true;
+  } else {
+    parameters.dp_size = flags_.dp_size;
+    parameters.cp_size = flags_.cp_size;
+  }
+  parameters.max_seq_len_per_rank = flags_.max_seq_len_per_rank;
+  parameters.min_cp_size = flags_.min_cp_size;
+  parameters.vpp_group = IfGiven(vpp_option_, flags_.vpp_group);
+  parameters.max_num_seqs = IfGiven(max_num_seqs_option_, flags_.max_num_seqs);
+  if (absl::Status valid = ValidateRunParameters(parameters); !valid.ok()) {
+    err << "dcpsched: " << valid.message() << "\n";
+    return kExitUsage;
+  }
+  return BuildSamples(err, problem);
+}
+
+int ProblemFlags::BuildSamples(std::ostream& err,
+                               SchedulingProblem* problem) const {
+  if (!flags_.lengths_file.empty()) {
+    absl::StatusOr<std::vector<Sample>> samples =
+        ReadLengthsFile(flags_.lengths_file);
+    if (!samples.ok()) {
+      err << "dcpsched: " << samples.status().message() << "\n";
+      return kExitFailure;
+    }
+    problem->samples = *std::move(samples);
+    problem->workload_description =
+        absl::StrCat("lengths file ", flags_.lengths_file);
+    return kExitSuccess;
+  }
+  LognormalWorkload workload = flags_.workload;
+  if (flags_.preset == "skewed") {
+    const LognormalWorkload skewed = SkewedDcpBenchmarkWorkload();
+    if (mean_option_->count() == 0) workload.mean_len = skewed.mean_len;
+    if (sigma_option_->count() == 0) workload.sigma = skewed.sigma;
+  }
+  absl::StatusOr<std::vector<Sample>> samples =
+      GenerateLognormalWorkload(workload);
+  if (!samples.ok()) {
+    err << "dcpsched: " << samples.status().message()
+        << " (set by --samples, --mean, --sigma, --min-len, --max-len)\n";
+    return kExitUsage;
+  }
+  problem->samples = *std::move(samples);
+  problem->workload_description = DescribeWorkload(workload);
+  return kExitSuccess;
+}
+
+}  // namespace dcpsched

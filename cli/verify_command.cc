@@ -1,0 +1,51 @@
+#include "cli/verify_command.h"
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "cli/exit_codes.h"
+#include "core/checker.h"
+#include "core/types.h"
+#include "io/schedule_file.h"
+
+namespace dcpsched {
+
+VerifyCommand::VerifyCommand(CLI::App& command) {
+  command
+      .add_option("FILE", file_,
+                  "Schedule file (JSON, docs/schedule_json.md), or - for "
+                  "standard input")
+      ->type_name("FILE")
+      ->required();
+}
+
+int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
+  const absl::StatusOr<ScheduleFile> file = ReadScheduleFile(file_);
+  if (!file.ok()) {
+    err << "dcpsched: " << file.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::vector<Violation> violations =
+      FindViolations(file->samples, file->schedule, file->options);
+  for (const Violation& violation : violations) {
+    out << "invariant " << static_cast<int>(violation.invariant) << " ("
+        << InvariantName(violation.invariant) << "): " << violation.message
+        << "\n";
+  }
+  if (violations.empty()) {
+    const std::size_t count = file->schedule.microbatches.size();
+    out << "ok: " << count << (count == 1 ? " microbatch" : " microbatches")
+        << " of G = " << file->options.total_gpus << " ranks, "
+        << file->samples.size() << (file->samples.size() == 1 ? " sample" : " samples")
+        << "; invariants 1-6 and 8 hold (SPEC)\n";
+  }
+  out.flush();
+  if (!out) return kExitFailure;
+  return violations.empty() ? kExitSuccess : kExitFailure;
+}
+
+}  // namespace dcpsched

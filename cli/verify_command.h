@@ -1,0 +1,47 @@
+// `dcpsched verify FILE`: checks a schedule made anywhere (this program,
+// upstream Megatron-LM, a hand edit) against SPEC's invariants.
+//
+// FILE (or "-" for standard input) is a schedule file (io/schedule_file.h,
+// docs/schedule_json.md): the problem and the schedule, either as
+// "dcpsched.schedule.v1" or as the JSON `dcpsched schedule --format json`
+// writes. Every violation the schedule checker finds (core/checker.h:
+// invariants 1-6 and 8; 7 and 9 concern how a schedule is built) is printed
+// on stdout, one per line, lowest invariant first:
+//   invariant 2 (each sample once): 1 input sample(s) in no microbatch: ids 7
+// A schedule with none prints one line starting "ok:".
+//
+// Exit status: 0 when the schedule keeps every invariant, 1 when it breaks
+// at least one, 2 when FILE cannot be read, is not valid JSON, does not
+// follow the schema or states an invalid problem (the message says which
+// field to fix), or the command line is wrong.
+
+#ifndef DCPSCHED_CLI_VERIFY_COMMAND_H_
+#define DCPSCHED_CLI_VERIFY_COMMAND_H_
+
+#include <ostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace dcpsched {
+
+class VerifyCommand {
+ public:
+  // Registers the FILE argument on `command` (the `verify` subcommand),
+  // which must outlive this object.
+  explicit VerifyCommand(CLI::App& command);
+
+  VerifyCommand(const VerifyCommand&) = delete;
+  VerifyCommand& operator=(const VerifyCommand&) = delete;
+
+  // Violations (or the "ok:" line) go to `out`, an unreadable or malformed
+  // file to `err`. Returns the exit status above.
+  int Run(std::ostream& out, std::ostream& err) const;
+
+ private:
+  std::string file_;
+};
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_CLI_VERIFY_COMMAND_H_

@@ -1,0 +1,88 @@
+// Schedule files: a dynamic-CP problem and a schedule that claims to solve
+// it, as one JSON document, so that a schedule made anywhere (a Megatron-LM
+// run, another tool, a hand edit) can be checked against SPEC's invariants
+// (`dcpsched verify`, core/checker.h).
+//
+// Two forms are read (docs/schedule_json.md has the full description):
+//
+// 1. "dcpsched.schedule.v1", the form to write by hand or from Python:
+//      {
+//        "format": "dcpsched.schedule.v1",     -- optional
+//        "total_gpus": 8,                      -- G = dp_size * cp_size
+//        "max_seq_len_per_rank": 2048,
+//        "min_cp_size": 1,                     -- optional, default 1
+//        "vpp_group": 4,                       -- optional, null = none
+//        "scheduler": "packing_aware",         -- optional, any string
+//        "description": "...",                 -- optional, any string
+//        "samples": [[id, len], ...],
+//        "groups": [[[id, ...] per rank] per microbatch]
+//      }
+//    "groups" has the shape of upstream's sample_id_groups (what its
+//    get_groups_and_subsamples schedules): microbatch, then rank, then
+//    sample ids.
+//    Any other key is an error, so that a misspelt optional key (say
+//    "min_cp") is not silently ignored.
+//
+// 2. "dcpsched.schedule_run.v1", what `dcpsched schedule --format json`
+//    writes (io/schedule_json.h): its "parameters", "samples" and "groups"
+//    are read, everything else is ignored. A run with "ok": false holds no
+//    schedule and is an error.
+//
+// Ids are signed 64-bit integers; lengths are integers in [1, 2^26]. The
+// problem read must be valid as SPEC "Valid input" defines it
+// (ValidateDynamicCpProblem); the schedule may be anything of the right
+// shape, however broken: judging it is the checker's job, so a microbatch
+// of the wrong width, an empty rank or an unknown id are not parse errors.
+//
+// Every error is InvalidArgument (NotFound when a file cannot be opened) and
+// says what to change: the field, as a path like "groups[2][5][0]", what was
+// found there and what is allowed. Malformed input of any kind, including
+// deeply nested or truncated JSON, is an error, never a crash.
+
+#ifndef DCPSCHED_IO_SCHEDULE_FILE_H_
+#define DCPSCHED_IO_SCHEDULE_FILE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+// Name of form 1 above, the value of its "format" key.
+inline constexpr char kScheduleFileFormat[] = "dcpsched.schedule.v1";
+
+// Everything a schedule file says.
+struct ScheduleFile {
+  // The form it was read as: kScheduleFileFormat or kScheduleRunFormat.
+  std::string format;
+  // "scheduler" and "description", or "" when absent. A run document's
+  // description is its workload's.
+  std::string scheduler;
+  std::string description;
+  // The problem: valid (ValidateDynamicCpProblem) in a parsed file.
+  std::vector<Sample> samples;
+  DynamicCpOptions options;
+  // The schedule to judge, by sample id, exactly as written.
+  Schedule schedule;
+
+  friend bool operator==(const ScheduleFile&, const ScheduleFile&) = default;
+};
+
+// Parses one JSON document in either form.
+absl::StatusOr<ScheduleFile> ParseScheduleFile(absl::string_view contents);
+
+// Reads and parses the file at `path`; "-" reads standard input. NotFound if
+// it cannot be opened; parse errors are prefixed with the path.
+absl::StatusOr<ScheduleFile> ReadScheduleFile(const std::string& path);
+
+// Writes `file` in form 1 on one line, followed by a newline. A valid
+// ScheduleFile reads back equal, but for `format`, which becomes
+// kScheduleFileFormat.
+std::string FormatScheduleFile(const ScheduleFile& file);
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_IO_SCHEDULE_FILE_H_

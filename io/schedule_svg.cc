@@ -1,0 +1,471 @@
+#include "io/schedule_svg.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "core/cost_model.h"
+#include "core/quality.h"
+#include "core/types.h"
+#include "io/schedule_run.h"
+
+namespace dcpsched {
+namespace {
+
+// Geometry, in SVG user units (pixels).
+constexpr double kMarginLeft = 64.0;   // row labels
+constexpr double kMarginRight = 84.0;  // busy fractions
+constexpr double kMinPlotWidth = 640.0;
+constexpr double kMaxPlotWidth = 1600.0;
+constexpr double kPixelsPerRank = 40.0;
+constexpr double kRowHeight = 40.0;
+constexpr double kRowGap = 8.0;
+constexpr double kLegendY = 76.0;      // top of the legend swatches
+constexpr double kRanksAxisY = 128.0;  // baseline of the rank labels
+constexpr double kFirstRowY = 138.0;
+constexpr double kMinLabelledGroupWidth = 30.0;
+constexpr std::size_t kIdsInTooltip = 12;
+
+constexpr std::array<absl::string_view, 12> kPowerOfTwoColors = {
+    "#4e79a7", "#59a14f", "#f28e2b", "#e15759", "#b07aa1", "#76b7b2",
+    "#edc948", "#9c755f", "#ff9da7", "#1f3b73", "#8cd17d", "#d37295"};
+constexpr absl::string_view kOtherSizeColor = "#17becf";
+
+std::string Num(double value) { return absl::StrFormat("%.2f", value); }
+
+bool IsPowerOfTwo(std::int64_t value) {
+  return value > 0 && (value & (value - 1)) == 0;
+}
+
+// Length of the valid UTF-8 sequence starting at text[i], or 0.
+std::size_t Utf8SequenceLength(absl::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) {
+    return static_cast<unsigned char>(text[k]);
+  };
+  const unsigned char lead = byte(i);
+  std::size_t length = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // no overlong forms
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;  // at most U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+// "ranks 0-3" or "rank 6".
+std::string RankRange(std::int64_t first_rank, std::int64_t size) {
+  if (size == 1) return absl::StrCat("rank ", first_rank);
+  return absl::StrCat("ranks ", first_rank, "-", first_rank + size - 1);
+}
+
+std::string IdList(const std::vector<SampleId>& ids) {
+  const std::size_t listed = std::min(ids.size(), kIdsInTooltip);
+  std::string text =
+      absl::StrCat("[", absl::StrJoin(ids.begin(), ids.begin() + listed, " "));
+  if (listed < ids.size()) {
+    absl::StrAppend(&text, " ... +", ids.size() - listed, " more");
+  }
+  return text + "]";
+}
+
+// One <text> element; `text` is escaped here.
+std::string Text(double x, double y, absl::string_view css_class,
+                 absl::string_view attributes, absl::string_view text) {
+  return absl::StrCat("<text class=\"", css_class, "\" x=\"", Num(x),
+                      "\" y=\"", Num(y), "\"", attributes, ">",
+                      EscapeXml(text), "</text>\n");
+}
+
+std::string Rect(absl::string_view css_class, double x, double y, double width,
+                 double height, absl::string_view attributes) {
+  return absl::StrCat("<rect class=\"", css_class, "\" x=\"", Num(x),
+                      "\" y=\"", Num(y), "\" width=\"",
+                      Num(std::max(width, 0.0)), "\" height=\"",
+                      Num(std::max(height, 0.0)), "\"", attributes, "/>\n");
+}
+
+// The work cap of each microbatch: tallest len * mslpr * 1.05 (0 for a
+// microbatch without a known id).
+std::vector<double> MicrobatchCaps(const SchedulingProblem& problem,
+                                   const Schedule& schedule) {
+  absl::flat_hash_map<SampleId, std::int64_t> len_of;
+  len_of.reserve(problem.samples.size());
+  for (const Sample& sample : problem.samples) len_of[sample.id] = sample.len;
+  std::vector<double> caps;
+  caps.reserve(schedule.microbatches.size());
+  for (const Microbatch& microbatch : schedule.microbatches) {
+    std::int64_t tallest = 0;
+    for (const std::vector<SampleId>& rank : microbatch.rank_ids) {
+      for (const SampleId id : rank) {
+        const auto found = len_of.find(id);
+        if (found != len_of.end()) tallest = std::max(tallest, found->second);
+      }
+    }
+    caps.push_back(tallest == 0 ? 0.0
+                                : WorkCap(tallest, problem.parameters
+                                                       .max_seq_len_per_rank));
+  }
+  return caps;
+}
+
+// How many microbatches to draw within the options' limits.
+std::size_t DrawnCount(const ScheduleQuality& quality,
+                       const SvgOptions& options) {
+  const std::size_t limit = static_cast<std::size_t>(
+      std::max<std::int64_t>(options.max_microbatches, 0));
+  std::size_t drawn = 0;
+  std::int64_t groups = 0;
+  for (const MicrobatchLoad& load : quality.microbatches) {
+    groups += static_cast<std::int64_t>(load.groups.size());
+    if (drawn == limit || groups > options.max_groups) break;
+    ++drawn;
+  }
+  return drawn;
+}
+
+// Ranks across the picture: the schedule's width (G), else the problem's.
+std::int64_t DrawnWidth(const SchedulingProblem& problem,
+                        const ScheduleRun& run) {
+  if (run.status.ok() && run.quality.total_gpus > 0) {
+    return run.quality.total_gpus;
+  }
+  return std::max<std::int64_t>(problem.parameters.total_gpus(), 1);
+}
+
+class SvgPainter {
+ public:
+  SvgPainter(const SchedulingProblem& problem, const ScheduleRun& run,
+             const SvgOptions& options)
+      : problem_(problem),
+        run_(run),
+        total_gpus_(DrawnWidth(problem, run)),
+        plot_width_(std::clamp(static_cast<double>(total_gpus_) * kPixelsPerRank,
+                               kMinPlotWidth, kMaxPlotWidth)),
+        rank_width_(plot_width_ / static_cast<double>(total_gpus_)),
+        drawn_(run.status.ok() ? DrawnCount(run.quality, options) : 0) {}
+
+  std::string Paint() && {
+    const double width = kMarginLeft + plot_width_ + kMarginRight;
+    const std::size_t total = run_.quality.microbatches.size();
+    const double rows_bottom =
+        kFirstRowY + static_cast<double>(drawn_) * (kRowHeight + kRowGap);
+    const double height =
+        run_.status.ok() ? rows_bottom + (drawn_ < total ? 28.0 : 8.0) : 100.0;
+    absl::StrAppend(
+        &svg_, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"",
+        Num(width), "\" height=\"", Num(height), "\" viewBox=\"0 0 ",
+        Num(width), " ", Num(height),
+        "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n");
+    absl::StrAppend(&svg_, "<title>", EscapeXml(TitleText()), "</title>\n");
+    absl::StrAppend(&svg_, Defs());
+    absl::StrAppend(&svg_, Rect("background", 0, 0, width, height,
+                                " fill=\"#ffffff\""));
+    absl::StrAppend(&svg_, Text(12, 24, "title",
+                                " font-size=\"16\" font-weight=\"bold\"",
+                                TitleText()));
+    if (!run_.status.ok()) {
+      absl::StrAppend(&svg_, Text(12, 44, "subtitle", "", SubtitleText()));
+      absl::StrAppend(&svg_, Text(12, 60, "subtitle", "",
+                                  problem_.workload_description));
+      absl::StrAppend(&svg_, Text(12, 84, "error", " fill=\"#b00020\"",
+                                  absl::StrCat("error: ",
+                                               run_.status.message())));
+      absl::StrAppend(&svg_, "</svg>\n");
+      return std::move(svg_);
+    }
+    absl::StrAppend(&svg_, Text(12, 44, "subtitle", "", SubtitleText()));
+    absl::StrAppend(&svg_, Text(12, 60, "subtitle", "",
+                                problem_.workload_description));
+    PaintLegend();
+    PaintRankAxis();
+    const std::vector<double> caps =
+        MicrobatchCaps(problem_, run_.schedule);
+    for (std::size_t m = 0; m < drawn_; ++m) PaintMicrobatch(m, caps[m]);
+    if (drawn_ < total) {
+      absl::StrAppend(
+          &svg_, Text(kMarginLeft, rows_bottom + 12, "note", "",
+                      absl::StrCat("... ", total - drawn_,
+                                   " more microbatches not drawn (the JSON "
+                                   "output has every one)")));
+    }
+    absl::StrAppend(&svg_, "</svg>\n");
+    return std::move(svg_);
+  }
+
+ private:
+  std::string TitleText() const {
+    const absl::string_view name = SchedulerName(run_.scheduler);
+    if (!run_.status.ok()) {
+      return absl::StrCat(name, " schedule: failed");
+    }
+    return absl::StrFormat(
+        "%s: %d microbatches (lower bound %d), balance efficiency "
+        "%.4f",
+        name, run_.quality.microbatch_count,
+        run_.quality.microbatch_lower_bound,
+        run_.quality.balance_efficiency);
+  }
+
+  std::string SubtitleText() const {
+    const RunParameters& parameters = problem_.parameters;
+    return absl::StrCat(
+        problem_.samples.size(), " samples on G = ", parameters.total_gpus(),
+        " ranks (dp ", parameters.dp_size, " x cp ", parameters.cp_size,
+        "), max_seq_len_per_rank ", parameters.max_seq_len_per_rank,
+        ", min_cp ", parameters.min_cp_size, ", vpp ",
+        parameters.vpp_group.has_value() ? absl::StrCat(*parameters.vpp_group)
+                                         : "none");
+  }
+
+  static std::string Defs() {
+    return "<defs>\n<pattern id=\"idle-hatch\" width=\"6\" height=\"6\" "
+           "patternUnits=\"userSpaceOnUse\" "
+           "patternTransform=\"rotate(45)\">\n"
+           "<rect class=\"hatch-background\" width=\"6\" height=\"6\" "
+           "fill=\"#f0f0f0\"/>\n"
+           "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#b8b8b8\" "
+           "stroke-width=\"2\"/>\n</pattern>\n</defs>\n";
+  }
+
+  // Swatches for the CP sizes used, the idle hatch and the cap line.
+  void PaintLegend() {
+    std::set<std::int64_t> sizes;
+    for (std::size_t m = 0; m < drawn_; ++m) {
+      for (const CpGroupLoad& group : run_.quality.microbatches[m].groups) {
+        if (!group.ids.empty()) sizes.insert(group.size);
+      }
+    }
+    absl::StrAppend(&svg_, "<g class=\"legend\">\n");
+    double x = 12.0;
+    constexpr double kY = kLegendY;
+    absl::StrAppend(&svg_, Text(x, kY + 10, "legend-label", "", "CP size:"));
+    x += 56.0;
+    for (const std::int64_t size : sizes) {
+      absl::StrAppend(&svg_, Rect("legend-swatch", x, kY, 14, 14,
+                                  absl::StrCat(" fill=\"", CpSizeColor(size),
+                                               "\" stroke=\"#555555\"")));
+      const std::string label = absl::StrCat(size);
+      absl::StrAppend(&svg_, Text(x + 18, kY + 11, "legend-label", "", label));
+      x += 26.0 + 7.0 * static_cast<double>(label.size());
+    }
+    x += 12.0;
+    absl::StrAppend(&svg_, Rect("legend-idle", x, kY, 14, 14,
+                                " fill=\"url(#idle-hatch)\" stroke=\"#555555\""));
+    absl::StrAppend(&svg_, Text(x + 18, kY + 11, "legend-label", "",
+                                "idle (waiting for the busiest rank)"));
+    x += 250.0;
+    absl::StrAppend(&svg_, "<line class=\"legend-cap\" x1=\"", Num(x),
+                    "\" y1=\"", Num(kY + 7), "\" x2=\"", Num(x + 22),
+                    "\" y2=\"", Num(kY + 7),
+                    "\" stroke=\"#d62728\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"4 3\"/>\n");
+    absl::StrAppend(&svg_, Text(x + 26, kY + 11, "legend-label", "",
+                                "work cap (tallest len x mslpr x 1.05)"));
+    absl::StrAppend(&svg_, Text(12, kY + 32, "legend-label", "",
+                                "box height = work per rank relative to the "
+                                "microbatch's cap; ranks across, "
+                                "microbatches down"));
+    absl::StrAppend(&svg_, "</g>\n");
+  }
+
+  // Rank numbers above the first row: every rank when there is room, else
+  // about 16 evenly spaced ones.
+  void PaintRankAxis() {
+    const std::int64_t step =
+        rank_width_ >= 18.0 ? 1 : std::max<std::int64_t>(1, total_gpus_ / 16);
+    absl::StrAppend(&svg_, "<g class=\"rank-axis\">\n");
+    absl::StrAppend(&svg_, Text(kMarginLeft - 8, kRanksAxisY, "axis-label",
+                                " text-anchor=\"end\"", "rank"));
+    for (std::int64_t rank = 0; rank < total_gpus_; rank += step) {
+      const double x = kMarginLeft + (static_cast<double>(rank) + 0.5) *
+                                         rank_width_;
+      absl::StrAppend(&svg_, Text(x, kRanksAxisY, "rank-label",
+                                  " text-anchor=\"middle\"",
+                                  absl::StrCat(rank)));
+    }
+    absl::StrAppend(&svg_, "</g>\n");
+  }
+
+  void PaintMicrobatch(std::size_t m, double cap) {
+    const MicrobatchLoad& load = run_.quality.microbatches[m];
+    const double top =
+        kFirstRowY + static_cast<double>(m) * (kRowHeight + kRowGap);
+    const double bottom = top + kRowHeight;
+    double scale = std::max(cap, load.max_work);
+    if (!(scale > 0.0)) scale = 1.0;
+    const auto level = [&](double work) {
+      return bottom - kRowHeight * std::clamp(work / scale, 0.0, 1.0);
+    };
+
+    absl::StrAppend(&svg_, "<g class=\"microbatch\" data-index=\"", m,
+                    "\">\n");
+    absl::StrAppend(&svg_, Text(kMarginLeft - 8, top + kRowHeight / 2 + 4,
+                                "microbatch-label", " text-anchor=\"end\"",
+                                absl::StrCat("mb ", m)));
+    for (const CpGroupLoad& group : load.groups) {
+      PaintGroup(group, top, bottom, level(group.work_per_rank),
+                 level(load.max_work), cap);
+    }
+    const double cap_y = level(cap);
+    absl::StrAppend(&svg_, "<line class=\"cap-line\" x1=\"", Num(kMarginLeft),
+                    "\" y1=\"", Num(cap_y), "\" x2=\"",
+                    Num(kMarginLeft + plot_width_), "\" y2=\"", Num(cap_y),
+                    "\" stroke=\"#d62728\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"4 3\"/>\n");
+    absl::StrAppend(
+        &svg_, Text(kMarginLeft + plot_width_ + 6, top + kRowHeight / 2 + 4,
+                    "busy-label", "",
+                    absl::StrFormat("busy %.0f%%", 100.0 * BusyFraction(load))));
+    absl::StrAppend(&svg_, "</g>\n");
+  }
+
+  void PaintGroup(const CpGroupLoad& group, double top, double bottom,
+                  double work_y, double max_work_y, double cap) {
+    const double x =
+        kMarginLeft + static_cast<double>(group.first_rank) * rank_width_;
+    const double width = static_cast<double>(group.size) * rank_width_;
+    const bool empty = group.ids.empty();
+    std::string tooltip = absl::StrCat(RankRange(group.first_rank, group.size),
+                                       ", cp ", group.size, ": ");
+    if (empty) {
+      absl::StrAppend(&tooltip, "empty (no sample)");
+    } else {
+      absl::StrAppend(
+          &tooltip,
+          absl::StrFormat("ids %s, %.1f tokens/rank, work/rank %.4g",
+                          IdList(group.ids), group.tokens_per_rank,
+                          group.work_per_rank));
+      if (cap > 0.0) {
+        absl::StrAppend(&tooltip, absl::StrFormat(" (%.0f%% of cap %.4g)",
+                                                  100.0 * group.work_per_rank /
+                                                      cap,
+                                                  cap));
+      }
+    }
+    absl::StrAppend(&svg_, "<g class=\"cp-group\" data-first-rank=\"",
+                    group.first_rank, "\" data-size=\"", group.size, "\">\n");
+    absl::StrAppend(&svg_, "<title>", EscapeXml(tooltip), "</title>\n");
+    absl::StrAppend(&svg_, Rect("group-slot", x, top, width, kRowHeight,
+                                empty ? " fill=\"#ffffff\" stroke=\"#b00020\" "
+                                        "stroke-width=\"1\""
+                                      : " fill=\"#ffffff\" stroke=\"#666666\" "
+                                        "stroke-width=\"0.75\""));
+    absl::StrAppend(&svg_, Rect("group-idle", x, max_work_y, width,
+                                work_y - max_work_y,
+                                " fill=\"url(#idle-hatch)\""));
+    absl::StrAppend(
+        &svg_, Rect("group-work", x, work_y, width, bottom - work_y,
+                    absl::StrCat(" fill=\"", empty ? "#ffffff" : CpSizeColor(group.size),
+                                 "\" stroke=\"#333333\" stroke-width=\"0.5\"")));
+    if (width >= kMinLabelledGroupWidth) {
+      absl::StrAppend(&svg_, Text(x + width / 2, bottom - 5, "group-label",
+                                  " text-anchor=\"middle\" font-size=\"10\"",
+                                  empty ? "empty"
+                                        : absl::StrCat("cp", group.size)));
+    }
+    absl::StrAppend(&svg_, "</g>\n");
+  }
+
+  // Mean rank work over max rank work: 1 when no rank waits.
+  static double BusyFraction(const MicrobatchLoad& load) {
+    if (load.rank_work.empty() || !(load.max_work > 0.0)) return 1.0;
+    double sum = 0.0;
+    for (const double work : load.rank_work) sum += work;
+    return sum / static_cast<double>(load.rank_work.size()) / load.max_work;
+  }
+
+  const SchedulingProblem& problem_;
+  const ScheduleRun& run_;
+  const std::int64_t total_gpus_;
+  const double plot_width_;
+  const double rank_width_;
+  const std::size_t drawn_;
+  std::string svg_;
+};
+
+}  // namespace
+
+std::string CpSizeColor(std::int64_t cp_size) {
+  if (!IsPowerOfTwo(cp_size)) return std::string(kOtherSizeColor);
+  const auto exponent =
+      static_cast<std::size_t>(std::countr_zero(static_cast<std::uint64_t>(cp_size)));
+  return std::string(kPowerOfTwoColors[exponent % kPowerOfTwoColors.size()]);
+}
+
+std::string EscapeXml(absl::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x80) {
+      const std::size_t length = Utf8SequenceLength(text, i);
+      if (length == 0) {
+        escaped += "\xEF\xBF\xBD";  // U+FFFD
+        ++i;
+      } else {
+        escaped.append(text.data() + i, length);
+        i += length;
+      }
+      continue;
+    }
+    ++i;
+    switch (c) {
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      case '\'':
+        escaped += "&apos;";
+        break;
+      default:
+        if (byte >= 0x20 || c == '\t' || c == '\n') escaped += c;
+        break;
+    }
+  }
+  return escaped;
+}
+
+std::string FormatScheduleSvg(const SchedulingProblem& problem,
+                              const ScheduleRun& run,
+                              const SvgOptions& options) {
+  return SvgPainter(problem, run, options).Paint();
+}
+
+}  // namespace dcpsched

@@ -1,0 +1,442 @@
+// Tests of the schedule picture: its structure (well-formed XML, one box of
+// three rects per CP group, bars in proportion to the work) and that a real
+// SVG renderer, rsvg-convert (Debian: librsvg2-bin), turns it into a PNG.
+
+#include "io/schedule_svg.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "core/quality.h"
+#include "core/types.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/schedule_run.h"
+
+extern char** environ;
+
+namespace dcpsched {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Non-overlapping occurrences of `needle` in `text`.
+std::size_t Count(absl::string_view text, absl::string_view needle) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(needle); at != absl::string_view::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++count;
+  }
+  return count;
+}
+
+// Empty if `svg` is well-formed as far as this project's SVG goes: every
+// element closed in order, attribute values quoted, '&' only in the five
+// predefined entities, one root element. Otherwise what is wrong.
+std::string XmlProblem(absl::string_view svg) {
+  std::vector<std::string> open;
+  std::size_t roots = 0;
+  std::size_t i = 0;
+  while (i < svg.size()) {
+    if (svg[i] == '&') {
+      bool known = false;
+      for (const absl::string_view entity :
+           {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"}) {
+        known = known || absl::StartsWith(svg.substr(i), entity);
+      }
+      if (!known) return absl::StrCat("bare & at ", i);
+      ++i;
+      continue;
+    }
+    if (svg[i] == '>') return absl::StrCat("bare > at ", i);
+    if (svg[i] != '<') {
+      ++i;
+      continue;
+    }
+    if (absl::StartsWith(svg.substr(i), "<?")) {
+      const std::size_t end = svg.find("?>", i);
+      if (end == absl::string_view::npos) return "unclosed <?";
+      i = end + 2;
+      continue;
+    }
+    std::size_t end = i + 1;
+    bool in_quotes = false;
+    while (end < svg.size() && (in_quotes || svg[end] != '>')) {
+      if (svg[end] == '"') in_quotes = !in_quotes;
+      if (in_quotes && svg[end] == '<') return absl::StrCat("< in value at ", end);
+      ++end;
+    }
+    if (end == svg.size()) return absl::StrCat("unclosed tag at ", i);
+    const absl::string_view tag = svg.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (absl::StartsWith(tag, "/")) {
+      const std::string name(tag.substr(1));
+      if (open.empty() || open.back() != name) {
+        return absl::StrCat("</", name, "> closes ",
+                            open.empty() ? "nothing" : open.back());
+      }
+      open.pop_back();
+      continue;
+    }
+    const std::string name(tag.substr(0, tag.find_first_of(" \n/")));
+    if (open.empty()) ++roots;
+    if (!absl::EndsWith(tag, "/")) open.push_back(name);
+  }
+  if (!open.empty()) return absl::StrCat("<", open.back(), "> never closed");
+  if (roots != 1) return absl::StrCat(roots, " root elements");
+  return "";
+}
+
+// The text of each <g class="cp-group" ...> ... </g> element.
+std::vector<std::string> GroupElements(absl::string_view svg) {
+  std::vector<std::string> groups;
+  const absl::string_view start = "<g class=\"cp-group\"";
+  for (std::size_t at = svg.find(start); at != absl::string_view::npos;
+       at = svg.find(start, at + 1)) {
+    groups.emplace_back(svg.substr(at, svg.find("</g>", at) - at));
+  }
+  return groups;
+}
+
+// The value of attribute `name` of the first element of class `css_class`.
+std::string Attribute(absl::string_view svg, absl::string_view css_class,
+                      absl::string_view name) {
+  const std::size_t element =
+      svg.find(absl::StrCat("class=\"", css_class, "\""));
+  if (element == absl::string_view::npos) return "";
+  const std::size_t end = svg.find('>', element);
+  const std::string key = absl::StrCat(" ", name, "=\"");
+  const std::size_t value = svg.find(key, element);
+  if (value == absl::string_view::npos || value > end) return "";
+  const std::size_t first = value + key.size();
+  return std::string(svg.substr(first, svg.find('"', first) - first));
+}
+
+// G = 4, mslpr 4. Microbatch 0: sample 7 (8 tokens) on ranks 0-1, 8 and 9
+// alone; microbatch 1: 10 and 11 (4 tokens each) on ranks 0-1 and 2-3.
+SchedulingProblem TinyProblem() {
+  SchedulingProblem problem;
+  problem.workload_description = "hand-made batch";
+  problem.samples = {{7, 8}, {8, 2}, {9, 2}, {10, 4}, {11, 4}};
+  problem.parameters.dp_size = 2;
+  problem.parameters.cp_size = 2;
+  problem.parameters.max_seq_len_per_rank = 4;
+  return problem;
+}
+
+ScheduleRun TinyRun(const SchedulingProblem& problem) {
+  ScheduleRun run;
+  run.scheduler = SchedulerKind::kLegacy;
+  run.schedule.microbatches = {
+      Microbatch{.rank_ids = {{7}, {7}, {8}, {9}}},
+      Microbatch{.rank_ids = {{10}, {10}, {11}, {11}}}};
+  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
+  return run;
+}
+
+SchedulingProblem BenchmarkProblem(std::int64_t dp, std::int64_t cp) {
+  SchedulingProblem problem;
+  problem.workload_description = "generated <lognormal> & \"friends\"";
+  for (std::int64_t i = 0; i < 96; ++i) {
+    problem.samples.push_back(Sample{i, 128 + (i * 7919) % 3900});
+  }
+  problem.parameters.dp_size = dp;
+  problem.parameters.cp_size = cp;
+  problem.parameters.max_seq_len_per_rank = 1024;
+  return problem;
+}
+
+TEST(ScheduleSvgTest, IsWellFormedWithOneBoxOfThreeRectsPerGroup) {
+  const SchedulingProblem problem = TinyProblem();
+  const ScheduleRun run = TinyRun(problem);
+
+  const std::string svg = FormatScheduleSvg(problem, run);
+
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_TRUE(absl::StartsWith(svg, "<?xml version=\"1.0\""));
+  EXPECT_EQ(Count(svg, "<svg "), 1u);
+  EXPECT_EQ(Count(svg, "<g class=\"microbatch\""), 2u);
+  EXPECT_EQ(Count(svg, "class=\"cap-line\""), 2u);
+  const std::vector<std::string> groups = GroupElements(svg);
+  ASSERT_EQ(groups.size(), 5u);  // 3 groups in microbatch 0, 2 in 1
+  EXPECT_EQ(Count(svg, "<g class=\"cp-group\""), 5u);
+  for (const std::string& group : groups) {
+    EXPECT_EQ(Count(group, "<rect "), 3u) << group;
+    const std::size_t slot = group.find("class=\"group-slot\"");
+    const std::size_t idle = group.find("class=\"group-idle\"");
+    const std::size_t work = group.find("class=\"group-work\"");
+    EXPECT_LT(slot, idle);
+    EXPECT_LT(idle, work);
+    EXPECT_NE(work, std::string::npos);
+  }
+  // CP sizes 1 and 2 are used: two swatches, one colour each.
+  EXPECT_EQ(Count(svg, "class=\"legend-swatch\""), 2u);
+  EXPECT_THAT(svg, HasSubstr(absl::StrCat("fill=\"", CpSizeColor(1), "\"")));
+  EXPECT_THAT(svg, HasSubstr(absl::StrCat("fill=\"", CpSizeColor(2), "\"")));
+}
+
+TEST(ScheduleSvgTest, GroupBoxesSpanTheirRanks) {
+  const SchedulingProblem problem = TinyProblem();
+
+  const std::vector<std::string> groups =
+      GroupElements(FormatScheduleSvg(problem, TinyRun(problem)));
+
+  ASSERT_EQ(groups.size(), 5u);
+  EXPECT_THAT(groups[0], HasSubstr("data-first-rank=\"0\" data-size=\"2\""));
+  EXPECT_THAT(groups[1], HasSubstr("data-first-rank=\"2\" data-size=\"1\""));
+  EXPECT_THAT(groups[2], HasSubstr("data-first-rank=\"3\" data-size=\"1\""));
+  // Four ranks over the 640-unit minimum plot width: 160 per rank.
+  EXPECT_EQ(Attribute(groups[0], "group-slot", "width"), "320.00");
+  EXPECT_EQ(Attribute(groups[1], "group-slot", "width"), "160.00");
+  EXPECT_EQ(Attribute(groups[1], "group-slot", "x"), "384.00");  // 64 + 2*160
+  EXPECT_THAT(groups[0], HasSubstr("ids [7]"));
+}
+
+TEST(ScheduleSvgTest, BarHeightsAreWorkOverTheCap) {
+  const SchedulingProblem problem = TinyProblem();
+
+  const std::vector<std::string> groups =
+      GroupElements(FormatScheduleSvg(problem, TinyRun(problem)));
+
+  // Microbatch 0: cap 8 * 4 * 1.05 = 33.6 on a 40-unit row. Sample 7 puts
+  // 64 / 2 = 32 on each of its ranks, 8 and 9 put 4 each.
+  ASSERT_EQ(groups.size(), 5u);
+  EXPECT_EQ(Attribute(groups[0], "group-slot", "height"), "40.00");
+  EXPECT_EQ(Attribute(groups[0], "group-work", "height"), "38.10");  // 40*32/33.6
+  EXPECT_EQ(Attribute(groups[0], "group-idle", "height"), "0.00");
+  EXPECT_EQ(Attribute(groups[1], "group-work", "height"), "4.76");   // 40*4/33.6
+  // Idle from the group's work up to the busiest rank's: 40*28/33.6.
+  EXPECT_EQ(Attribute(groups[1], "group-idle", "height"), "33.33");
+  EXPECT_THAT(groups[1], HasSubstr("12% of cap 33.6"));
+}
+
+TEST(ScheduleSvgTest, TitleNamesTheSchedulerAndEfficiency) {
+  const SchedulingProblem problem = TinyProblem();
+  const ScheduleRun run = TinyRun(problem);
+
+  const std::string svg = FormatScheduleSvg(problem, run);
+
+  EXPECT_THAT(svg, HasSubstr(absl::StrFormat(
+                       "legacy: 2 microbatches (lower bound 2), balance "
+                       "efficiency %.4f",
+                       run.quality.balance_efficiency)));
+  EXPECT_THAT(svg, HasSubstr("G = 4 ranks (dp 2 x cp 2)"));
+  EXPECT_THAT(svg, HasSubstr("hand-made batch"));
+}
+
+TEST(ScheduleSvgTest, TextIsEscaped) {
+  SchedulingProblem problem = TinyProblem();
+  problem.workload_description = "lengths file <a&b>\"'.txt \xff\xfe \xc3\xa9";
+
+  const std::string svg = FormatScheduleSvg(problem, TinyRun(problem));
+
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_THAT(svg, HasSubstr("lengths file &lt;a&amp;b&gt;&quot;&apos;.txt "
+                             "\xEF\xBF\xBD\xEF\xBF\xBD \xc3\xa9"));
+  EXPECT_THAT(svg, Not(HasSubstr("<a&b>")));
+}
+
+TEST(ScheduleSvgTest, EscapeXmlHandlesEveryAwkwardByte) {
+  EXPECT_EQ(EscapeXml("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
+  EXPECT_EQ(EscapeXml(std::string("x\0y\x01z\tw\n", 8)), "xyz\tw\n");
+  EXPECT_EQ(EscapeXml("\xe2\x82\xac"), "\xe2\x82\xac");  // the euro sign
+  EXPECT_EQ(EscapeXml("\xe2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // cut short
+  EXPECT_EQ(EscapeXml("\xed\xa0\x80"),                           // surrogate
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(EscapeXml("\xc0\xaf"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
+}
+
+TEST(ScheduleSvgTest, ColoursDifferByCpSize) {
+  std::set<std::string> colours;
+  for (std::int64_t size = 1; size <= 1024; size *= 2) {
+    colours.insert(CpSizeColor(size));
+  }
+  colours.insert(CpSizeColor(6));
+
+  EXPECT_EQ(colours.size(), 12u);
+  EXPECT_EQ(CpSizeColor(6), CpSizeColor(14));
+}
+
+TEST(ScheduleSvgTest, LongSchedulesAreCutWithANote) {
+  const SchedulingProblem problem = BenchmarkProblem(2, 4);
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  ASSERT_GT(run.quality.microbatch_count, 3);
+
+  const std::string svg =
+      FormatScheduleSvg(problem, run, SvgOptions{.max_microbatches = 3});
+
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_EQ(Count(svg, "<g class=\"microbatch\""), 3u);
+  EXPECT_THAT(svg, HasSubstr(absl::StrCat(run.quality.microbatch_count - 3,
+                                          " more microbatches not drawn")));
+}
+
+TEST(ScheduleSvgTest, FailedRunShowsItsError) {
+  ScheduleRun run;
+  run.scheduler = SchedulerKind::kDpBalanced;
+  run.status = absl::InvalidArgumentError("sample 3 is <too> long");
+
+  const std::string svg = FormatScheduleSvg(TinyProblem(), run);
+
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_THAT(svg, HasSubstr("dp_balanced schedule: failed"));
+  EXPECT_THAT(svg, HasSubstr("error: sample 3 is &lt;too&gt; long"));
+  EXPECT_EQ(Count(svg, "cp-group"), 0u);
+}
+
+TEST(ScheduleSvgTest, SameRunSameBytes) {
+  const SchedulingProblem problem = BenchmarkProblem(2, 4);
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+
+  EXPECT_EQ(FormatScheduleSvg(problem, run), FormatScheduleSvg(problem, run));
+}
+
+// ---------------------------------------------------------------------------
+// Rendering with rsvg-convert.
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/dcpsched_svg_test_", getpid(),
+                      "_", name);
+}
+
+// The full path of `program` on $PATH, or "".
+std::string FindOnPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  for (const absl::string_view dir :
+       absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':')) {
+    const std::string candidate = absl::StrCat(dir, "/", program);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+// Runs rsvg-convert on `svg_path`, writing `png_path`; returns its exit
+// status (-1 if it did not exit normally). Its messages go to `log_path`.
+int RenderPng(const std::string& rsvg, const std::string& svg_path,
+              const std::string& png_path, const std::string& log_path) {
+  std::vector<std::string> arguments = {rsvg, "--format", "png", "--output",
+                                        png_path, svg_path};
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int spawned =
+      posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+class RenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rsvg_ = FindOnPath("rsvg-convert");
+    ASSERT_FALSE(rsvg_.empty())
+        << "rsvg-convert not found on PATH: install the Debian package "
+           "librsvg2-bin (scripts/install_deps.sh does) to render the "
+           "schedule pictures";
+  }
+
+  // Renders `svg`; returns the PNG's bytes, "" if rsvg-convert failed.
+  std::string Render(const std::string& name, const std::string& svg) {
+    const std::string svg_path = TempPath(name + ".svg");
+    const std::string png_path = TempPath(name + ".png");
+    const std::string log_path = TempPath(name + ".log");
+    std::ofstream(svg_path, std::ios::binary) << svg;
+    std::remove(png_path.c_str());
+    const int status = RenderPng(rsvg_, svg_path, png_path, log_path);
+    std::string png = status == 0 ? ReadWholeFile(png_path) : "";
+    if (status != 0) {
+      ADD_FAILURE() << "rsvg-convert exited " << status << " on " << name
+                    << ": " << ReadWholeFile(log_path);
+    }
+    std::remove(svg_path.c_str());
+    std::remove(png_path.c_str());
+    std::remove(log_path.c_str());
+    return png;
+  }
+
+  static void ExpectPng(const std::string& png) {
+    ASSERT_GT(png.size(), 8u);
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  }
+
+  std::string rsvg_;
+};
+
+TEST_F(RenderTest, PackingAwareScheduleRendersToPng) {
+  const SchedulingProblem problem = BenchmarkProblem(2, 4);
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  ExpectPng(Render("packing_aware", FormatScheduleSvg(problem, run)));
+}
+
+TEST_F(RenderTest, WideFallbackScheduleRendersToPng) {
+  // G = 6 is not a power of two: some microbatches are one 6-rank group.
+  const SchedulingProblem problem = BenchmarkProblem(3, 2);
+  const ScheduleRun run = RunScheduler(SchedulerKind::kLegacy, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  ExpectPng(Render("legacy", FormatScheduleSvg(problem, run)));
+}
+
+TEST_F(RenderTest, FailedRunRendersToPng) {
+  ScheduleRun run;
+  run.scheduler = SchedulerKind::kDpBalanced;
+  run.status = absl::InvalidArgumentError("sample <3> & co. too long");
+
+  ExpectPng(Render("failed", FormatScheduleSvg(TinyProblem(), run)));
+}
+
+TEST_F(RenderTest, RendererRejectsBrokenSvg) {
+  // The renderer really parses what it is given: a cut-off picture fails.
+  const SchedulingProblem problem = TinyProblem();
+  const std::string svg = FormatScheduleSvg(problem, TinyRun(problem));
+  const std::string svg_path = TempPath("broken.svg");
+  const std::string log_path = TempPath("broken.log");
+  std::ofstream(svg_path, std::ios::binary) << svg.substr(0, svg.size() / 2);
+
+  EXPECT_NE(RenderPng(rsvg_, svg_path, TempPath("broken.png"), log_path), 0);
+  std::remove(svg_path.c_str());
+  std::remove(log_path.c_str());
+  std::remove(TempPath("broken.png").c_str());
+}
+
+}  // namespace
+}  // namespace dcpsched
