@@ -38,6 +38,7 @@
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "core/types.h"
+#include "io/json_value.h"
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
@@ -54,13 +55,6 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
       absl::StrCat("golden case field \"", field, "\": ", what));
 }
 
-// What a value is, for an error message: the number itself for a number (so
-// "1.5" or "9223372036854775808" is shown), else its JSON type. Never dumps a
-// whole array or object.
-std::string Describe(const Json& value) {
-  if (value.is_number()) return absl::StrCat("got ", value.dump());
-  return absl::StrCat("got ", value.type_name());
-}
 
 // The member `key` of `object`, or InvalidArgument if it is absent.
 absl::StatusOr<const Json*> Member(const Json& object, absl::string_view path,
@@ -69,7 +63,7 @@ absl::StatusOr<const Json*> Member(const Json& object, absl::string_view path,
       path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
   if (!object.is_object()) {
     return FieldError(path.empty() ? "<line>" : path,
-                      absl::StrCat("not an object (", Describe(object), ")"));
+                      absl::StrCat("not an object (", DescribeJsonValue(object), ")"));
   }
   const auto it = object.find(std::string(key));
   if (it == object.end()) return FieldError(field, "missing");
@@ -81,17 +75,9 @@ absl::StatusOr<const Json*> Member(const Json& object, absl::string_view path,
 // rejected.
 absl::StatusOr<std::int64_t> ReadInt64(const Json& value,
                                        absl::string_view field) {
-  if (value.is_number_unsigned()) {
-    const auto unsigned_value = value.get<std::uint64_t>();
-    if (unsigned_value <=
-        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return static_cast<std::int64_t>(unsigned_value);
-    }
-  } else if (value.is_number_integer()) {
-    return value.get<std::int64_t>();
-  }
+  if (const std::optional<std::int64_t> integer = JsonInt64(value)) return *integer;
   return FieldError(field, absl::StrCat("not an integer in int64 range (",
-                                        Describe(value), ")"));
+                                        DescribeJsonValue(value), ")"));
 }
 
 // A JSON number as a double. Floats are taken as parsed (nlohmann rounds
@@ -111,14 +97,14 @@ absl::StatusOr<double> ReadDouble(const Json& value, absl::string_view field) {
   }
   return FieldError(field, absl::StrCat("not a number exactly representable "
                                         "as a double (",
-                                        Describe(value), ")"));
+                                        DescribeJsonValue(value), ")"));
 }
 
 absl::StatusOr<const Json*> ReadArray(const Json& value,
                                       absl::string_view field) {
   if (!value.is_array()) {
     return FieldError(field,
-                      absl::StrCat("not an array (", Describe(value), ")"));
+                      absl::StrCat("not an array (", DescribeJsonValue(value), ")"));
   }
   return &value;
 }
@@ -140,7 +126,7 @@ absl::StatusOr<std::optional<std::int64_t>> OptionalIntMember(
   if (!integer.ok()) {
     return FieldError(key, absl::StrCat("neither null nor an integer in int64 "
                                         "range (",
-                                        Describe(**value), ")"));
+                                        DescribeJsonValue(**value), ")"));
   }
   return std::optional<std::int64_t>(*integer);
 }
@@ -153,7 +139,7 @@ absl::StatusOr<std::string> StringMember(const Json& object,
   if (!(*value)->is_string()) {
     return FieldError(
         path.empty() ? std::string(key) : absl::StrCat(path, ".", key),
-        absl::StrCat("not a string (", Describe(**value), ")"));
+        absl::StrCat("not a string (", DescribeJsonValue(**value), ")"));
   }
   return (*value)->get<std::string>();
 }
@@ -206,7 +192,7 @@ absl::StatusOr<std::vector<Sample>> ReadSamples(const Json& value,
     const std::string pair_field = absl::StrCat(field, "[", i, "]");
     if (!pair.is_array() || pair.size() != 2) {
       return FieldError(pair_field, absl::StrCat("not an [id, len] pair (",
-                                                 Describe(pair), ")"));
+                                                 DescribeJsonValue(pair), ")"));
     }
     absl::StatusOr<std::int64_t> id =
         ReadInt64(pair[0], absl::StrCat(pair_field, "[0] (id)"));
@@ -292,13 +278,13 @@ absl::Status ReadExpect(const Json& line, GoldenCase& golden_case) {
   if (!expect.ok()) return expect.status();
   if (!(*expect)->is_object()) {
     return FieldError("expect",
-                      absl::StrCat("not an object (", Describe(**expect), ")"));
+                      absl::StrCat("not an object (", DescribeJsonValue(**expect), ")"));
   }
   absl::StatusOr<const Json*> ok = Member(**expect, "expect", "ok");
   if (!ok.ok()) return ok.status();
   if (!(*ok)->is_boolean()) {
     return FieldError("expect.ok",
-                      absl::StrCat("not a boolean (", Describe(**ok), ")"));
+                      absl::StrCat("not a boolean (", DescribeJsonValue(**ok), ")"));
   }
   golden_case.expect_ok = (*ok)->get<bool>();
   if (!golden_case.expect_ok) {
@@ -378,7 +364,7 @@ absl::StatusOr<GoldenCase> ParseGoldenCaseOrThrow(absl::string_view json_line) {
   const Json line = Json::parse(json_line.begin(), json_line.end());
   if (!line.is_object()) {
     return FieldError("<line>",
-                      absl::StrCat("not a JSON object (", Describe(line), ")"));
+                      absl::StrCat("not a JSON object (", DescribeJsonValue(line), ")"));
   }
   GoldenCase golden_case;
   absl::Status status = ReadProblem(line, golden_case);

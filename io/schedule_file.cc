@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "core/types.h"
 #include "core/validate.h"
+#include "io/json_value.h"
 #include "io/schedule_json.h"
 #include "nlohmann/json.hpp"
 
@@ -49,13 +50,6 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
       absl::StrCat("field \"", field, "\": ", what));
 }
 
-// What a value is, for an error message: the number itself for a number,
-// else its JSON type. Never dumps a whole array or object.
-std::string Describe(const Json& value) {
-  if (value.is_number()) return absl::StrCat("got ", value.dump());
-  if (value.is_boolean()) return absl::StrCat("got ", value.dump());
-  return absl::StrCat("got ", value.type_name());
-}
 
 std::string Child(absl::string_view path, absl::string_view key) {
   return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
@@ -84,13 +78,13 @@ absl::StatusOr<const Json*> RequiredMember(const Json& object,
 absl::Status ExpectObject(const Json& value, absl::string_view path) {
   if (value.is_object()) return absl::OkStatus();
   return FieldError(path.empty() ? "<document>" : path,
-                    absl::StrCat("not a JSON object (", Describe(value), ")"));
+                    absl::StrCat("not a JSON object (", DescribeJsonValue(value), ")"));
 }
 
 absl::Status ExpectArray(const Json& value, absl::string_view field,
                          absl::string_view what) {
   if (value.is_array()) return absl::OkStatus();
-  return FieldError(field, absl::StrCat("not an array (", Describe(value),
+  return FieldError(field, absl::StrCat("not an array (", DescribeJsonValue(value),
                                         "); it must be ", what));
 }
 
@@ -98,17 +92,9 @@ absl::Status ExpectArray(const Json& value, absl::string_view field,
 // and integers outside int64 are rejected.
 absl::StatusOr<std::int64_t> ReadInt64(const Json& value,
                                        absl::string_view field) {
-  if (value.is_number_unsigned()) {
-    const auto unsigned_value = value.get<std::uint64_t>();
-    if (unsigned_value <=
-        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return static_cast<std::int64_t>(unsigned_value);
-    }
-  } else if (value.is_number_integer()) {
-    return value.get<std::int64_t>();
-  }
+  if (const std::optional<std::int64_t> integer = JsonInt64(value)) return *integer;
   return FieldError(field, absl::StrCat("not an integer in int64 range (",
-                                        Describe(value), ")"));
+                                        DescribeJsonValue(value), ")"));
 }
 
 absl::StatusOr<std::int64_t> RequiredInt(const Json& object,
@@ -129,7 +115,7 @@ absl::StatusOr<std::optional<std::int64_t>> OptionalInt(
   if (!value.ok()) {
     return FieldError(Child(path, key),
                       absl::StrCat("neither null nor an integer (",
-                                   Describe(*member), ")"));
+                                   DescribeJsonValue(*member), ")"));
   }
   return std::optional<std::int64_t>(*value);
 }
@@ -142,7 +128,7 @@ absl::StatusOr<std::string> OptionalString(const Json& object,
   if (member == nullptr) return std::string();
   if (!member->is_string()) {
     return FieldError(Child(path, key),
-                      absl::StrCat("not a string (", Describe(*member), ")"));
+                      absl::StrCat("not a string (", DescribeJsonValue(*member), ")"));
   }
   return member->get<std::string>();
 }
@@ -165,7 +151,7 @@ absl::StatusOr<std::vector<Sample>> ReadSamples(const Json& value,
                                      pair.is_array()
                                          ? absl::StrCat("got an array of ",
                                                         pair.size())
-                                         : Describe(pair),
+                                         : DescribeJsonValue(pair),
                                      ")"));
     }
     absl::StatusOr<std::int64_t> id =
