@@ -79,6 +79,11 @@ constexpr NamedText kProblems[] = {
      "13:4,14:1,15:1,16:4"},
     {"g7_mslpr4_fallback", "G=7 mslpr=4 samples=0:14,1:5,2:7,3:6"},
     {"g6_tiny_equal", "G=6 mslpr=3 samples=0:2,1:2,2:2,3:2,4:2,5:2,6:2"},
+    // From mutation testing (docs/mutation.md): an exact tie between an add
+    // at CP size 2 and a new group at CP size 1, and the expand-once bound
+    // at exactly G.
+    {"tie_add_cp2_vs_new_cp1_g5", "G=5 mslpr=10 samples=0:11,1:10,2:10"},
+    {"g7_expand_bound_at_g", "G=7 mslpr=10 samples=0:40,1:20"},
     {"scrambled_ids_negative",
      "G=3 mslpr=10 samples=-9:7,4611686018427387904:12,-9223372036854775808:30"},
     {"invalid_g0", "G=0 mslpr=1 samples=0:1"},

@@ -117,10 +117,16 @@ rc::Gen<LengthRecipe> GenRecipe() {
       rc::gen::set(&LengthRecipe::multiple, rc::gen::inRange(1, 9)));
 }
 
+// Mostly common topologies, odd ones among them; sometimes any G up to 64.
+// Odd G (5, 7, 13, ...) leave a single rank or an odd run free, where the
+// fill's bounds and exact ties between CP sizes show (mutation testing,
+// docs/mutation.md: expand_bound_off_by_one, candidate_tie_replaces).
 rc::Gen<std::int64_t> GenTopology() {
-  return rc::gen::weightedElement<std::int64_t>(
-      {{2, 1}, {3, 2}, {3, 3}, {4, 4}, {3, 6}, {5, 8}, {3, 12}, {3, 14},
-       {4, 16}, {2, 24}, {3, 32}, {2, 64}});
+  return rc::gen::weightedOneOf<std::int64_t>(
+      {{5, rc::gen::weightedElement<std::int64_t>(
+               {{2, 1}, {3, 2}, {3, 3}, {4, 4}, {2, 5}, {3, 6}, {2, 7}, {5, 8},
+                {3, 12}, {3, 14}, {4, 16}, {2, 24}, {3, 32}, {2, 64}})},
+       {1, rc::gen::inRange<std::int64_t>(1, 65)}});
 }
 
 rc::Gen<std::int64_t> GenLargeTopology() {
@@ -171,15 +177,54 @@ DynamicCpProblem Assemble(std::int64_t total_gpus, std::int64_t mslpr,
   return problem;
 }
 
-rc::Gen<DynamicCpProblem> GenProblemOn(rc::Gen<std::int64_t> topology,
-                                       rc::Gen<std::vector<LengthRecipe>> recipes) {
+// Tiny problems, tried densely: few samples whose lengths sit at and around
+// one or two budgets or repeat the previous one, so works tie exactly; any
+// G up to 16, odd ones included. Ties between candidates of different CP
+// sizes (an add at 2c against a new group at c) need such inputs: larger
+// random problems almost never hit them (mutation testing,
+// docs/mutation.md: candidate_tie_replaces).
+// Values from element(), not inRange(): RapidCheck scales inRange by the
+// size parameter, so small sizes would give the smallest values only.
+rc::Gen<LengthRecipe> GenTinyRecipe() {
+  return rc::gen::build<LengthRecipe>(
+      rc::gen::set(&LengthRecipe::kind,
+                   rc::gen::weightedElement<int>({{1, kTiny}, {3, kBoundary}, {3, kRepeat}})),
+      rc::gen::set(&LengthRecipe::value, rc::gen::element(0, 1, 2)),
+      rc::gen::set(&LengthRecipe::multiple, rc::gen::element(1, 2)));
+}
+
+// At most `count` elements of `gen`'s vectors. Unlike rc::gen::resize, this
+// leaves the size parameter, and so the elements' values, alone.
+template <typename T>
+rc::Gen<std::vector<T>> AtMost(std::size_t count, rc::Gen<std::vector<T>> gen) {
+  return rc::gen::map(std::move(gen), [count](std::vector<T> values) {
+    if (values.size() > count) values.resize(count);
+    return values;
+  });
+}
+
+// Any G up to 16, odd G >= 5 twice as often: they leave one rank (or an odd
+// run) free next to groups of two.
+rc::Gen<std::int64_t> GenTinyTopology() {
+  return rc::gen::weightedElement<std::int64_t>(
+      {{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 5}, {1, 6}, {2, 7}, {1, 8}, {2, 9}, {1, 10},
+       {2, 11}, {1, 12}, {2, 13}, {1, 14}, {2, 15}, {1, 16}});
+}
+
+rc::Gen<std::int64_t> GenTinyMaxSeqLenPerRank() {
+  return rc::gen::element<std::int64_t>(2, 3, 8, 10, 100);
+}
+
+rc::Gen<DynamicCpProblem> GenProblemOn(
+    rc::Gen<std::int64_t> topology, rc::Gen<std::vector<LengthRecipe>> recipes,
+    rc::Gen<std::int64_t> mslpr = GenMaxSeqLenPerRank()) {
   return rc::gen::apply(
       [](std::int64_t total_gpus, std::int64_t mslpr, int min_cp_exponent,
          std::optional<std::int64_t> vpp, const std::vector<LengthRecipe>& lens,
          bool scramble, std::uint64_t salt) {
         return Assemble(total_gpus, mslpr, min_cp_exponent, vpp, lens, scramble, salt);
       },
-      std::move(topology), GenMaxSeqLenPerRank(),
+      std::move(topology), std::move(mslpr),
       rc::gen::weightedElement<int>({{6, 0}, {2, 1}, {1, 2}, {1, 3}}), GenVppGroup(),
       std::move(recipes), rc::gen::arbitrary<bool>(), rc::gen::arbitrary<std::uint64_t>());
 }
@@ -234,9 +279,35 @@ rc::Gen<DynamicCpProblem> GenValidProblem() {
   return rc::gen::weightedOneOf<DynamicCpProblem>(
       {{8, GenProblemOn(GenTopology(),
                         rc::gen::container<std::vector<LengthRecipe>>(GenRecipe()))},
+       {2, GenProblemOn(GenTinyTopology(),
+                        AtMost(8, rc::gen::container<std::vector<LengthRecipe>>(GenTinyRecipe())),
+                        GenTinyMaxSeqLenPerRank())},
        {1, GenProblemOn(GenLargeTopology(),
-                        rc::gen::resize(12, rc::gen::container<std::vector<LengthRecipe>>(
-                                                GenRecipe())))}});
+                        AtMost(12, rc::gen::container<std::vector<LengthRecipe>>(GenRecipe())))}});
+}
+
+rc::Gen<DynamicCpProblem> GenTieProneProblem() {
+  // Each run: `count` samples of length multiple * mslpr + delta.
+  using Run = std::tuple<std::int64_t, std::int64_t, int>;
+  return rc::gen::apply(
+      [](std::int64_t total_gpus, std::int64_t mslpr, const std::vector<Run>& runs) {
+        DynamicCpProblem problem;
+        problem.options.total_gpus = total_gpus;
+        problem.options.max_seq_len_per_rank = mslpr;
+        const std::int64_t longest =
+            std::min(kMaxSampleLen, LargestPowerOfTwoAtMost(total_gpus) * mslpr);
+        for (const auto& [multiple, delta, count] : runs) {
+          const std::int64_t len = std::clamp<std::int64_t>(multiple * mslpr + delta, 1, longest);
+          for (int i = 0; i < count; ++i) {
+            problem.samples.push_back(Sample{static_cast<SampleId>(problem.samples.size()), len});
+          }
+        }
+        return problem;
+      },
+      GenTinyTopology(), rc::gen::element<std::int64_t>(3, 8, 10, 100),
+      AtMost(3, rc::gen::nonEmpty(rc::gen::container<std::vector<Run>>(rc::gen::tuple(
+                    rc::gen::weightedElement<std::int64_t>({{3, 1}, {1, 2}}),
+                    rc::gen::element<std::int64_t>(-1, 0, 1), rc::gen::element(1, 2, 3, 4))))));
 }
 
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths() {

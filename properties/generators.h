@@ -4,10 +4,11 @@
 // like: realistic lognormal lengths (mean 1024, sigma 1.5, clipped to
 // [128, 8192]), lengths at and around k * mslpr, runs of equal lengths, tiny
 // lengths and budgets, fewer samples than ranks, G that is not a power of two
-// (3, 6, 12, 14, 24), min_cp_size > 1, VPP groups 2-4, and large G (up to
-// 4096) with few samples. Every length is clamped to what G ranks can hold,
-// so shrinking (fewer samples, shorter lengths, smaller G, min_cp 1, no VPP)
-// keeps the problem valid and ends on small counterexamples.
+// (3, 5, 6, 7, 12, 14, 24, and any G up to 64), min_cp_size > 1, VPP groups
+// 2-4, and large G (up to 4096) with few samples. Every length is clamped to
+// what G ranks can hold, so shrinking (fewer samples, shorter lengths,
+// smaller G, min_cp 1, no VPP) keeps the problem valid and ends on small
+// counterexamples.
 //
 // Failing problems print in the one-line form of io/problem_text.h.
 
@@ -30,6 +31,12 @@ namespace properties {
 
 // A problem that satisfies every limit of SPEC "Valid input".
 rc::Gen<DynamicCpProblem> GenValidProblem();
+
+// A valid problem made for exact ties: odd G and any G up to 16, and one to
+// three runs of one to four equal lengths at mslpr or 2 * mslpr, minus one,
+// exactly, or plus one. Equal lengths give equal works, so candidates of
+// different CP sizes and kinds tie and SPEC's tie order decides.
+rc::Gen<DynamicCpProblem> GenTieProneProblem();
 
 // A valid problem whose sample lengths are pairwise distinct.
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths();

@@ -42,6 +42,10 @@ RC_GTEST_PROP(PackingAwareProperties, Invariant7EmptyRanksFormATailBeforeTheFill
   RC_ASSERT_OK(CheckEmptyRanksFormATail(*GenValidProblem()));
 }
 
+RC_GTEST_PROP(PackingAwareProperties, PlacementMatchesTheReference, ()) {
+  RC_ASSERT_OK(CheckPlacementMatchesReference(*GenValidProblem()));
+}
+
 RC_GTEST_PROP(PackingAwareProperties, Invariant8MicrobatchCountIsAVppMultiple, ()) {
   RC_ASSERT_OK(CheckKeepsInvariant(*GenValidProblem(), Invariant::kVppMultiple));
 }
@@ -56,6 +60,14 @@ RC_GTEST_PROP(PackingAwareProperties, StepMatchesTheOracle, ()) {
 
 RC_GTEST_PROP(PackingAwareProperties, ScheduleMatchesTheOracle, ()) {
   RC_ASSERT_OK(CheckScheduleMatchesOracle(*GenValidProblem()));
+}
+
+// SPEC step 5's tie order (the smaller CP size, then add over new, then the
+// older group) on problems where works tie exactly.
+RC_GTEST_PROP(PackingAwareProperties, TieProneProblemsMatchTheOracle, ()) {
+  const DynamicCpProblem problem = *GenTieProneProblem();
+  RC_ASSERT_OK(CheckStepMatchesOracle(problem));
+  RC_ASSERT_OK(CheckScheduleMatchesOracle(problem));
 }
 
 RC_GTEST_PROP(PackingAwareProperties, RelabellingIdsRelabelsTheSchedule, ()) {

@@ -27,11 +27,23 @@ absl::Status CheckKeepsInvariant(const DynamicCpProblem& problem, Invariant inva
 // empty ranks form a contiguous tail.
 absl::Status CheckEmptyRanksFormATail(const DynamicCpProblem& problem);
 
+// The packing-aware step's placement before its fill
+// (PackingAwarePlacement) equals SPEC steps 2-5 written plainly here, with
+// per-rank arrays and every candidate's projected maximum over all ranks:
+// ids, lengths, per-rank work bit for bit, and leftovers. The reference
+// oracle has no placement of its own, so without this check a placement
+// that already filled its free ranks went unnoticed. FailedPrecondition is
+// not accepted: a valid problem always has a placement.
+absl::Status CheckPlacementMatchesReference(const DynamicCpProblem& problem);
+
 // Invariant 9: scheduling the same problem twice gives the same result.
 absl::Status CheckDeterministic(const DynamicCpProblem& problem);
 
 // Differential: the core equals the reference oracle exactly (exec times bit
-// for bit) or both fail with the same status code.
+// for bit) or both fail with the same status code. The step check also
+// compares the step's placement before its fill with the reference
+// placement (CheckPlacementMatchesReference), so the fuzz target built on it
+// sees the placement too.
 absl::Status CheckStepMatchesOracle(const DynamicCpProblem& problem);
 absl::Status CheckScheduleMatchesOracle(const DynamicCpProblem& problem);
 absl::Status CheckAlignmentMatchesOracle(const Schedule& schedule, std::int64_t vpp_group);

@@ -36,6 +36,13 @@ constexpr const char* kRegressions[] = {
     // 17 samples: the fewest on which std::sort differs from stable_sort.
     "G=4 mslpr=1 samples=0:1,1:4,2:1,3:1,4:1,5:1,6:1,7:1,8:4,9:1,10:1,11:4,12:1,13:4,14:1,15:1,16:4",
     "G=7 mslpr=4 samples=0:14,1:5,2:7,3:6",
+    // From mutation testing (docs/mutation.md). An add at CP size 2 ties
+    // exactly with a new group at CP size 1; the earlier candidate (the
+    // smaller CP size) must win (mutant candidate_tie_replaces).
+    "G=5 mslpr=10 samples=0:11,1:10,2:10",
+    // The group of two on ranks 4-5 cannot widen to four: 5 + 2 is not < G,
+    // so the step falls back to the full group (expand_bound_off_by_one).
+    "G=7 mslpr=10 samples=0:40,1:20",
 };
 
 TEST(CheckEveryPropertyTest, RegressionsKeepEveryProperty) {
