@@ -9,9 +9,10 @@
 #   unit        ctest label unit, without golden_test and mutant_files
 #   properties  ctest label properties (RapidCheck)
 #   corpus      ctest label corpus (every stored fuzz input, replayed)
-#   fuzz        the core's libFuzzer targets (clang-14, ASan+UBSan), each for
-#               --fuzz-seconds from a scratch copy of its committed corpus,
-#               two at a time; the layer stops at the first crash
+#   fuzz        the core's five libFuzzer targets (clang-14, ASan+UBSan),
+#               each for --fuzz-seconds from its committed corpus (new inputs
+#               go to a scratch directory), two at a time; the layer stops
+#               at the first crash
 #   golden      golden_test (all upstream golden vectors)
 #
 # A layer kills a mutant when any of its tests fails (ctest layers stop at
@@ -244,8 +245,10 @@ fuzz_layer() {  # fuzz_layer <mutated file>
   done
   if [[ -n $crashed ]]; then
     result="killed $(since "$start")"
+    # SIGKILL: a libFuzzer process stopped with SIGTERM can hang in its exit
+    # handlers, and its output is not needed.
     local pid
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     log=$logs/$mutant-$crashed.log
     local when="new input"
