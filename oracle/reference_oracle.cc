@@ -448,8 +448,10 @@ absl::Status FillEmptyRanks(const std::vector<Sample>& sorted,
 }
 
 // The step on validated input.
+// One step; without `fill`, SPEC step 6 is left out (the placement alone).
 absl::StatusOr<PackedMicrobatch> RunStep(absl::Span<const Sample> samples,
-                                         const DynamicCpOptions& options) {
+                                         const DynamicCpOptions& options,
+                                         bool fill = true) {
   const std::int64_t gpus = options.total_gpus;
   StepState state = EmptyStepState(gpus);
   std::vector<Sample> leftovers;
@@ -471,8 +473,10 @@ absl::StatusOr<PackedMicrobatch> RunStep(absl::Span<const Sample> samples,
         leftovers.push_back(sorted[i]);
       }
     }
-    absl::Status status = FillEmptyRanks(sorted, options, state, leftovers);
-    if (!status.ok()) return status;
+    if (fill) {
+      absl::Status status = FillEmptyRanks(sorted, options, state, leftovers);
+      if (!status.ok()) return status;
+    }
   }
   PackedMicrobatch result;
   result.rank_lens = std::move(state.rank_lens);
@@ -750,6 +754,13 @@ absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
   absl::Status status = ValidateDynamicCpProblem(samples, options);
   if (!status.ok()) return status;
   return RunStep(samples, options);
+}
+
+absl::StatusOr<PackedMicrobatch> ReferencePackingAwarePlacement(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  absl::Status status = ValidateDynamicCpProblem(samples, options);
+  if (!status.ok()) return status;
+  return RunStep(samples, options, /*fill=*/false);
 }
 
 absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(

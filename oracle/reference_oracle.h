@@ -44,6 +44,12 @@ namespace dcpsched::oracle {
 absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
+// The step's placement before its fill (SPEC steps 2-5): like
+// ReferencePackingAwareStep, but ranks no sample reached stay empty (work 0)
+// and the leftovers are the placement's.
+absl::StatusOr<PackedMicrobatch> ReferencePackingAwarePlacement(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
 // The whole dynamic-CP schedule (SPEC "Dynamic-CP schedule"; upstream's
 // DefaultDynamicCPScheduler): steps until every sample is placed, then VPP
 // alignment when options.vpp_group > 1. No samples: no microbatches.

@@ -120,118 +120,6 @@ absl::StatusOr<Schedule> MapSchedule(absl::StatusOr<Schedule> schedule,
   return map(*std::move(schedule));
 }
 
-// SPEC steps 2-5 for one step, before the fill, the plainest way: per-rank
-// lens, ids and times, groups as member lists, the projected maximum
-// recomputed over all ranks for every candidate. Shares nothing with core/
-// but the value types; the problem must be valid.
-PackedMicrobatch ReferencePlacement(const DynamicCpProblem& problem) {
-  const DynamicCpOptions& options = problem.options;
-  const auto ranks = static_cast<std::size_t>(options.total_gpus);
-  const std::int64_t mslpr = options.max_seq_len_per_rank;
-  PackedMicrobatch result;
-  result.rank_lens.resize(ranks);
-  result.microbatch.rank_ids.resize(ranks);
-  result.rank_work.assign(ranks, 0.0);
-  if (problem.samples.empty()) return result;
-
-  std::vector<Sample> sorted = problem.samples;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Sample& a, const Sample& b) { return a.len > b.len; });
-  const auto cp_min = [&](std::int64_t len) {
-    std::int64_t c = 1;
-    while (c * mslpr < len) c *= 2;
-    return std::max(c, options.min_cp_size);
-  };
-  const auto work = [](std::int64_t len, std::int64_t c) {
-    return static_cast<double>(len * len) / static_cast<double>(c);
-  };
-  struct ReferenceGroup {
-    std::vector<std::size_t> members;
-    double packed = 0.0;
-  };
-  std::vector<ReferenceGroup> groups;
-  std::vector<bool> in_group(ranks, false);
-  std::vector<double>& time = result.rank_work;
-  const auto apply = [&](ReferenceGroup& group, const Sample& sample) {
-    const auto c = static_cast<std::int64_t>(group.members.size());
-    group.packed += static_cast<double>(sample.len) / static_cast<double>(c);
-    for (const std::size_t rank : group.members) {
-      result.rank_lens[rank].push_back(sample.len);
-      result.microbatch.rank_ids[rank].push_back(sample.id);
-      time[rank] += work(sample.len, c);
-    }
-  };
-  const auto open = [&](std::vector<std::size_t> members, const Sample& sample) {
-    for (const std::size_t rank : members) in_group[rank] = true;
-    groups.push_back(ReferenceGroup{std::move(members), 0.0});
-    apply(groups.back(), sample);
-  };
-  // The `count` free ranks of least time, ties by rank (free ranks: time 0).
-  const auto lowest_free = [&](std::int64_t count) {
-    std::vector<std::size_t> free;
-    for (std::size_t r = 0; r < ranks; ++r) {
-      if (!in_group[r]) free.push_back(r);
-    }
-    std::stable_sort(free.begin(), free.end(),
-                     [&](std::size_t a, std::size_t b) { return time[a] < time[b]; });
-    free.resize(static_cast<std::size_t>(count));
-    return free;
-  };
-  const auto projected_max = [&](const std::vector<std::size_t>& members, double cost) {
-    std::vector<double> projected = time;
-    for (const std::size_t rank : members) projected[rank] += cost;
-    return *std::max_element(projected.begin(), projected.end());
-  };
-
-  const std::int64_t tall = sorted.front().len;
-  const double cap = static_cast<double>(tall) * static_cast<double>(mslpr) * (1.0 + 0.05);
-  std::vector<std::size_t> first(static_cast<std::size_t>(cp_min(tall)));
-  std::iota(first.begin(), first.end(), std::size_t{0});
-  open(std::move(first), sorted.front());
-  for (std::size_t i = 1; i < sorted.size(); ++i) {
-    const Sample& sample = sorted[i];
-    bool found = false;
-    double best = 0.0;
-    std::int64_t best_group = -1;  // -1: a new group
-    std::vector<std::size_t> best_new;
-    for (std::int64_t c = cp_min(sample.len); c <= options.total_gpus; c *= 2) {
-      const double cost = work(sample.len, c);
-      for (std::size_t g = 0; g < groups.size(); ++g) {
-        if (static_cast<std::int64_t>(groups[g].members.size()) != c) continue;
-        if (groups[g].packed + static_cast<double>(sample.len) / static_cast<double>(c) >
-            static_cast<double>(mslpr)) {
-          continue;
-        }
-        const double projected = projected_max(groups[g].members, cost);
-        if (projected <= cap && (!found || projected < best)) {
-          found = true;
-          best = projected;
-          best_group = static_cast<std::int64_t>(g);
-        }
-      }
-      const auto free_count = static_cast<std::int64_t>(
-          std::count(in_group.begin(), in_group.end(), false));
-      if (free_count >= c) {
-        std::vector<std::size_t> members = lowest_free(c);
-        const double projected = projected_max(members, cost);
-        if (projected <= cap && (!found || projected < best)) {
-          found = true;
-          best = projected;
-          best_group = -1;
-          best_new = std::move(members);
-        }
-      }
-    }
-    if (!found) {
-      result.leftovers.push_back(sample);
-    } else if (best_group >= 0) {
-      apply(groups[static_cast<std::size_t>(best_group)], sample);
-    } else {
-      open(std::move(best_new), sample);
-    }
-  }
-  return result;
-}
 
 }  // namespace
 
@@ -239,10 +127,10 @@ absl::Status CheckPlacementMatchesReference(const DynamicCpProblem& problem) {
   if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
     return absl::OkStatus();
   }
-  const absl::StatusOr<PackedMicrobatch> reference = ReferencePlacement(problem);
-  return CompareOutcomes("core placement",
-                         PackingAwarePlacement(problem.samples, problem.options),
-                         "reference placement", reference);
+  return CompareOutcomes(
+      "core placement", PackingAwarePlacement(problem.samples, problem.options),
+      "reference placement",
+      oracle::ReferencePackingAwarePlacement(problem.samples, problem.options));
 }
 
 absl::Status CheckKeepsInvariant(const DynamicCpProblem& problem, Invariant invariant) {

@@ -28,12 +28,11 @@ absl::Status CheckKeepsInvariant(const DynamicCpProblem& problem, Invariant inva
 absl::Status CheckEmptyRanksFormATail(const DynamicCpProblem& problem);
 
 // The packing-aware step's placement before its fill
-// (PackingAwarePlacement) equals SPEC steps 2-5 written plainly here, with
-// per-rank arrays and every candidate's projected maximum over all ranks:
-// ids, lengths, per-rank work bit for bit, and leftovers. The reference
-// oracle has no placement of its own, so without this check a placement
-// that already filled its free ranks went unnoticed. FailedPrecondition is
-// not accepted: a valid problem always has a placement.
+// (PackingAwarePlacement) equals the reference oracle's
+// (oracle::ReferencePackingAwarePlacement): ids, lengths, per-rank work bit
+// for bit, and leftovers. Without this check a placement that already
+// filled its free ranks went unnoticed (mutation testing: placement_fills).
+// FailedPrecondition is not accepted: a valid problem always has a placement.
 absl::Status CheckPlacementMatchesReference(const DynamicCpProblem& problem);
 
 // Invariant 9: scheduling the same problem twice gives the same result.
