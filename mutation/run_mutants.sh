@@ -116,6 +116,18 @@ gcc_dir=$root/gcc
 fuzz_dir=$root/fuzz
 mkdir -p "$root"
 work=$(mktemp -d /tmp/dcpsched-mutants.XXXXXX)
+# The fuzzers running now (fuzz_layer empties it before it returns): however
+# the script ends, they are stopped and the scratch directory goes.
+pids=()
+cleanup() {
+  if ((${#pids[@]})); then
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 logs=$root/logs
 mkdir -p "$logs"
 run_start=$(date +%s.%N)
@@ -199,7 +211,8 @@ ctest_layer() {  # ctest_layer <name> <ctest selection args...>
 # first crash; notes whether it came from the stored corpus (before
 # libFuzzer's INITED line) or from a new input.
 fuzz_layer() {  # fuzz_layer <mutated file>
-  local start targets pids=() names=() target scratch log
+  local start targets names=() target scratch log
+  pids=()
   start=$(now)
   read -r -a targets <<<"$(fuzz_targets_for "$1")"
   result="" detail=""
@@ -264,6 +277,7 @@ fuzz_layer() {  # fuzz_layer <mutated file>
   else
     result="survived $(since "$start")"
   fi
+  pids=()
 }
 
 cell() {  # cell "killed 12.3" -> "**killed** 12.3 s"
@@ -385,4 +399,3 @@ total=$(since "$run_start")
 
 sed -n '/^| mutant/,/^Killed by/p' "$out"
 echo "table written to $out; logs in $logs; total wall time $total s"
-rm -rf "$work"
