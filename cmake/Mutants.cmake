@@ -203,3 +203,37 @@ if(NOT DCPSCHED_MUTANT STREQUAL "")
     COMPILE_DEFINITIONS "DCPSCHED_MUTANT_NAME=\"${DCPSCHED_MUTANT}\"")
   message(STATUS "dcpsched: MUTANT BUILD: ${DCPSCHED_MUTANT} (${mutant_FILE} -> ${mutant_copy})")
 endif()
+
+# Mutant schemata (generated mutants, docs/mutation.md): with
+# -DDCPSCHED_MUTANT_SCHEMATA=<dir>, a directory written by
+# `mutation/generate_mutants.py --out <dir>`, dcpsched_core is compiled from
+# the rewritten copies <dir>/core/* of every core file that has mutants, plus
+# the run-time switch (mutation/schemata/runtime.cc) and the id table
+# (<dir>/mutant_table.cc). <dir> comes first on the include path, so every
+# target sees the rewritten headers too. The live mutant is chosen at run
+# time by DCPSCHED_MUTANT=<id>; unset, the build behaves as the original.
+# Empty (the default): nothing changes.
+set(DCPSCHED_MUTANT_SCHEMATA "" CACHE PATH
+    "Mutation testing: build the core from the mutant schemata in this directory (empty: none)")
+if(NOT DCPSCHED_MUTANT_SCHEMATA STREQUAL "")
+  if(NOT DCPSCHED_MUTANT STREQUAL "")
+    message(FATAL_ERROR "DCPSCHED_MUTANT and DCPSCHED_MUTANT_SCHEMATA exclude each other")
+  endif()
+  if(NOT EXISTS "${DCPSCHED_MUTANT_SCHEMATA}/mutant_table.cc")
+    message(FATAL_ERROR "DCPSCHED_MUTANT_SCHEMATA: ${DCPSCHED_MUTANT_SCHEMATA} holds no "
+      "mutant_table.cc; write it with mutation/generate_mutants.py --out ${DCPSCHED_MUTANT_SCHEMATA}")
+  endif()
+  set(schemata_sources "")
+  foreach(source IN LISTS DCPSCHED_CORE_SOURCES)
+    file(RELATIVE_PATH relative "${CMAKE_CURRENT_SOURCE_DIR}" "${source}")
+    if(EXISTS "${DCPSCHED_MUTANT_SCHEMATA}/${relative}")
+      list(APPEND schemata_sources "${DCPSCHED_MUTANT_SCHEMATA}/${relative}")
+    else()
+      list(APPEND schemata_sources "${source}")
+    endif()
+  endforeach()
+  set(DCPSCHED_CORE_SOURCES ${schemata_sources}
+      "${DCPSCHED_MUTANT_SCHEMATA}/mutant_table.cc"
+      "${CMAKE_CURRENT_SOURCE_DIR}/mutation/schemata/runtime.cc")
+  message(STATUS "dcpsched: MUTANT SCHEMATA BUILD from ${DCPSCHED_MUTANT_SCHEMATA}")
+endif()

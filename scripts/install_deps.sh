@@ -13,7 +13,8 @@ packages=(
   libbenchmark-dev       # benchmarks
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers
   librsvg2-bin           # rsvg-convert: the SVG tests render schedule pictures
-  lld                    # fast linking of mutant builds (mutation/run_mutants.sh)
+  lld                    # fast linking of mutant builds (mutation/run_mutants.py)
+  python3-clang-14 libclang1-14  # libclang: the mutant generator reads the C++ AST
   pybind11-dev python3-pybind11 python3-dev python3-pytest  # Python module, its tests
 )
 
