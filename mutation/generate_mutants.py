@@ -58,11 +58,24 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME_INCLUDE = '#include "mutation/schemata/runtime.h"  // mutant schemata build\n'
 NS = "::dcpsched_mutation::"
 
-RELATIONAL = ["<", "<=", ">", ">=", "==", "!="]
-ARITHMETIC = ["+", "-", "*", "/", "%"]
-COMPOUND = ["+=", "-=", "*=", "/=", "%="]
 OP_ENUM = {"<": "kLt", "<=": "kLe", ">": "kGt", ">=": "kGe", "==": "kEq", "!=": "kNe",
            "+": "kAdd", "-": "kSub", "*": "kMul", "/": "kDiv", "%": "kMod"}
+
+
+def runtime_operator_order():
+  """The operators in the order of runtime.h's `enum class Op`, which numbers
+  each point's replacements at run time: the generator lists them alike."""
+  with open(os.path.join(REPO, "mutation", "schemata", "runtime.h")) as f:
+    enum = re.search(r"enum class Op \{([^}]*)\}", f.read())
+  names = [n.strip() for n in enum.group(1).split(",")]
+  by_name = {v: k for k, v in OP_ENUM.items()}
+  return [by_name[n] for n in names]
+
+
+OPERATOR_ORDER = runtime_operator_order()
+RELATIONAL = [o for o in OPERATOR_ORDER if o in ("<", "<=", ">", ">=", "==", "!=")]
+ARITHMETIC = [o for o in OPERATOR_ORDER if o in ("+", "-", "*", "/", "%")]
+COMPOUND = [o + "=" for o in ARITHMETIC]
 # Calls whose arguments are message text.
 ARID_CALLS = {"StrCat", "StrAppend", "StrFormat", "StrJoin", "Substitute"}
 ARID_CALL_SUFFIX = "Error"  # absl::InvalidArgumentError(...) and the like

@@ -1,0 +1,672 @@
+#!/usr/bin/python3
+"""Mutation testing of core/: every generated mutant, scored per layer of the suite.
+
+    mutation/run_mutants.py                    every mutant; writes mutation/results.md
+    mutation/run_mutants.py --sample 20 --seed 1   a reproducible random sample
+    mutation/run_mutants.py -j 2               two mutants at a time
+    mutation/run_mutants.py ID...              just these (ids: generate_mutants.py --list)
+    mutation/run_mutants.py --named            also the hand-written multi-line mutants
+
+The mutants come from mutation/generate_mutants.py (the C++ AST, libclang) as
+mutant schemata: one instrumented g++ build of the tests and one clang-14
+libFuzzer build (ASan+UBSan) hold them all, and DCPSCHED_MUTANT=<id> picks
+the live one at run time. For each mutant the layers run one after another,
+with fixed seeds, until one kills it:
+
+  unit        every GoogleTest program of tests/ but golden_test
+  properties  every RapidCheck property program (fixed seed and case count)
+  corpus      every fuzz_<what>_replay program (the committed corpora)
+  fuzz        only for mutants still alive: the fuzz targets for the mutated
+              file, each --fuzz-seconds from the committed corpus (new inputs
+              go to a scratch directory)
+  golden      last, only for mutants still alive: golden_test
+
+A program that fails kills the mutant; one that crashes (a signal) or
+outlives its timeout (a hang) kills it too, and is reported as such. The
+unmutated build runs every layer first and must pass; its times set each
+program's timeout (10 x its time, at least --min-timeout seconds).
+
+mutation/equivalent.txt names the mutants judged equivalent (`<id> <reason>`).
+A survivor listed there counts as equivalent; one listed there but killed is
+reported as a stale entry.
+
+Results are cached in <build-root>/cache/<core hash>.jsonl by mutant id: an
+interrupted or repeated run resumes, and rerunning after the suite changed
+reruns only the survivors (kills stand). --fresh ignores the cache.
+
+Writes mutation/results.md (--out), which ends with the line
+  mutation score: K of N non-equivalent mutants killed without golden vectors (E equivalent, T generated)
+and prints that line last.
+"""
+
+import argparse
+import concurrent.futures
+import dataclasses
+import datetime
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAYERS = ["unit", "properties", "corpus", "fuzz", "golden"]
+PRE_GOLDEN = LAYERS[:-1]
+FUZZ_TARGETS = ["fuzz_packing_aware_differential", "fuzz_packing_aware", "fuzz_vpp_align",
+                "fuzz_legacy", "fuzz_dp_balanced", "fuzz_schedule_file"]
+# The targets most likely to kill a mutant of a file, first.
+FUZZ_TARGETS_FOR = {
+    "core/vpp_align.cc": ["fuzz_vpp_align", "fuzz_packing_aware_differential"],
+    "core/dp_balanced.cc": ["fuzz_dp_balanced"],
+    "core/legacy.cc": ["fuzz_legacy"],
+    "core/group_layout.cc": ["fuzz_legacy"],
+    "core/group_layout.h": ["fuzz_legacy"],
+    "core/checker.cc": ["fuzz_schedule_file", "fuzz_packing_aware"],
+    "core/quality.cc": ["fuzz_packing_aware"],
+    "core/validate.cc": ["fuzz_packing_aware", "fuzz_dp_balanced", "fuzz_legacy"],
+}
+DEFAULT_FUZZ_TARGETS = ["fuzz_packing_aware_differential", "fuzz_packing_aware"]
+# Unit test programs most likely to kill a mutant of a file, first.
+UNIT_FIRST = {
+    "core/group_fit_index.cc": ["group_fit_index_test"],
+    "core/group_fit_index.h": ["group_fit_index_test"],
+    "core/remaining_samples.cc": ["remaining_samples_test"],
+    "core/remaining_samples.h": ["remaining_samples_test"],
+    "core/schedule_loop.cc": ["packing_aware_test"],
+}
+
+
+@dataclasses.dataclass
+class Outcome:
+  """What the suite did to one mutant."""
+  id: str
+  layer: str  # the killing layer, or "survived"
+  how: str  # failed | crashed | timeout | survived
+  program: str  # the program that killed it
+  seconds: float
+  suite: str  # hash of the suite that produced it
+
+
+def sha256_of(paths):
+  digest = hashlib.sha256()
+  for path in sorted(paths):
+    digest.update(path.encode())
+    with open(os.path.join(REPO, path), "rb") as f:
+      digest.update(f.read())
+  return digest.hexdigest()[:16]
+
+
+def tracked(*roots):
+  files = subprocess.run(["git", "-C", REPO, "ls-files", *roots], capture_output=True,
+                         text=True, check=True).stdout.split()
+  return [f for f in files if os.path.isfile(os.path.join(REPO, f))]
+
+
+def core_hash():
+  """Names the cache: outcomes hold while core/ is unchanged (mutant ids are stable)."""
+  return sha256_of(tracked("core"))
+
+
+def schemata_hash():
+  """Names the generated schemata: they change with core/ or with the generator."""
+  return sha256_of(tracked("core") + ["mutation/generate_mutants.py",
+                                      "mutation/schemata/runtime.h"])
+
+
+def suite_hash():
+  return sha256_of(tracked("tests", "properties", "fuzz", "oracle", "io", "cli", "corpus"))
+
+
+def log(message):
+  print(message, flush=True)
+
+
+def run_quiet(command, log_path, env=None, cwd=REPO):
+  with open(log_path, "w") as out:
+    return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd).returncode
+
+
+class Builds:
+  """The schemata sources and the two instrumented builds, made once per core hash."""
+
+  def __init__(self, root, jobs, property_cases, seed):
+    self.root = root
+    self.jobs = jobs
+    self.schemata = os.path.join(root, "schemata")
+    self.gcc = os.path.join(root, "gcc")
+    self.fuzz = os.path.join(root, "fuzz")
+    self.logs = os.path.join(root, "logs")
+    self.property_cases = property_cases
+    self.seed = seed
+    os.makedirs(self.logs, exist_ok=True)
+
+  def generate(self, hash_):
+    stamp = os.path.join(self.schemata, "core_hash")
+    if os.path.exists(stamp) and open(stamp).read() == hash_:
+      return
+    log("=== generating the mutant schemata")
+    os.makedirs(self.schemata, exist_ok=True)  # unchanged files stay, so builds stay warm
+    if run_quiet([sys.executable, os.path.join(REPO, "mutation/generate_mutants.py"),
+                  "--out", self.schemata], os.path.join(self.logs, "generate.log")):
+      raise SystemExit(f"generate_mutants failed; see {self.logs}/generate.log")
+    with open(stamp, "w") as f:
+      f.write(hash_)
+
+  def mutants(self):
+    with open(os.path.join(self.schemata, "mutants.json")) as f:
+      return json.load(f)
+
+  def configure_and_build(self, directory, extra, targets, env=None, name="build",
+                          schemata=True):
+    common = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DDCPSCHED_WERROR=OFF",
+              "-DDCPSCHED_BENCH=OFF", "-DDCPSCHED_PYTHON=OFF",
+              f"-DDCPSCHED_MUTANT_SCHEMATA={self.schemata if schemata else ''}"]
+    if shutil.which("ld.lld"):
+      common.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
+    configure_log = os.path.join(self.logs, f"configure-{name}.log")
+    if run_quiet(["cmake", "-S", REPO, "-B", directory, *common, *extra], configure_log,
+                 env=env):
+      raise SystemExit(f"configuring {directory} failed; see {configure_log}")
+    with open(os.path.join(directory, "CMakeCache.txt")) as f:
+      cache = f.read()
+    wanted = f"DCPSCHED_MUTANT_SCHEMATA:PATH={self.schemata if schemata else ''}\n"
+    if wanted not in cache:
+      raise SystemExit(f"{directory} is not configured as asked ({wanted.strip()}); "
+                       f"delete it and run again")
+    build_log = os.path.join(self.logs, f"build-{name}.log")
+    if run_quiet(["cmake", "--build", directory, "-j", str(self.jobs), *targets], build_log):
+      raise SystemExit(f"building {directory} failed; see {build_log}")
+
+  def build_named(self, name, need_fuzz):
+    """The g++ and clang builds of one hand-written mutant (-DDCPSCHED_MUTANT)."""
+    gcc, fuzz = os.path.join(self.root, "named-gcc"), os.path.join(self.root, "named-fuzz")
+    self.configure_and_build(gcc, [f"-DDCPSCHED_MUTANT={name}"], [],
+                             env=dict(os.environ, CC="gcc", CXX="g++"), name="named-gcc",
+                             schemata=False)
+    if need_fuzz:
+      env = dict(os.environ, CC="clang-14", CXX="clang++-14")
+      self.configure_and_build(fuzz, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF",
+                                      f"-DDCPSCHED_MUTANT={name}"],
+                               ["--target", *FUZZ_TARGETS], env=env, name="named-fuzz",
+                               schemata=False)
+    return gcc, fuzz
+
+  def build(self, need_fuzz):
+    log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
+    self.configure_and_build(self.gcc, [], [], env=dict(os.environ, CC="gcc", CXX="g++"),
+                             name="gcc")
+    if need_fuzz:
+      log("=== building the clang-14 libFuzzer schemata build (ASan+UBSan)")
+      env = dict(os.environ, CC="clang-14", CXX="clang++-14")
+      self.configure_and_build(self.fuzz, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF"],
+                               ["--target", *FUZZ_TARGETS], env=env, name="fuzz")
+
+
+class Suite:
+  """The programs of each layer, and how to run them on one mutant."""
+
+  def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None,
+               fuzz=None):
+    self.builds = builds
+    self.gcc_dir = gcc or builds.gcc
+    self.fuzz_dir = fuzz or builds.fuzz
+    self.seed = seed
+    self.property_cases = property_cases
+    self.fuzz_seconds = fuzz_seconds
+    self.min_timeout = min_timeout
+    gcc = self.gcc_dir
+    tests = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "tests"))
+                   if f.endswith("_test.cc"))
+    self.programs = {
+        "unit": [t for t in tests if t != "golden_test"],
+        "properties": sorted(os.path.splitext(f)[0] for f in
+                             os.listdir(os.path.join(REPO, "properties"))
+                             if f.endswith("_properties.cc")),
+        "corpus": [f"{t}_replay" for t in FUZZ_TARGETS],
+        "golden": ["golden_test"],
+    }
+    for layer, names in self.programs.items():
+      for name in names:
+        if not os.path.exists(os.path.join(gcc, name)):
+          raise SystemExit(f"{name} is missing from {gcc}")
+    self.baseline = {}  # program -> seconds
+    self.kills = {}  # file -> program -> mutants of that file it killed
+    self.lock = threading.Lock()
+
+  def env(self, mutant_id):
+    env = dict(os.environ)
+    env["DCPSCHED_MUTANT"] = mutant_id or ""
+    env["RC_PARAMS"] = f"max_success={self.property_cases} seed={self.seed} verbose_progress=0"
+    env["ASAN_OPTIONS"] = "detect_leaks=0"
+    env.pop("GTEST_FILTER", None)
+    return env
+
+  def timeout(self, program):
+    return max(self.min_timeout, 10 * self.baseline.get(program, self.min_timeout))
+
+  def run_program(self, command, program, mutant_id, log_path, timeout):
+    """Returns (how, seconds): how is passed, failed, crashed or timeout."""
+    start = time.monotonic()
+    with open(log_path, "w") as out:
+      process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                 env=self.env(mutant_id), cwd=self.gcc_dir,
+                                 start_new_session=True)
+      try:
+        code = process.wait(timeout=timeout)
+      except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return "timeout", time.monotonic() - start
+    seconds = time.monotonic() - start
+    if code == 0:
+      return "passed", seconds
+    if code < 0 or code >= 128:
+      return "crashed", seconds
+    return "failed", seconds
+
+  def ordered(self, layer, file):
+    """The layer's programs, likeliest killer of this file's mutants first.
+
+    The order only saves time: a layer kills when any of its programs fails,
+    so it never changes an outcome.
+    """
+    names = list(self.programs[layer])
+    first = [n for n in UNIT_FIRST.get(file, []) if n in names] if layer == "unit" else []
+    stem = os.path.basename(file).split(".")[0]
+    preferred = {"unit": f"{stem}_test", "properties": f"{stem}_properties"}.get(layer)
+    if preferred in names and preferred not in first:
+      first.append(preferred)
+    with self.lock:
+      kills = dict(self.kills.get(file, {}))
+    rest = sorted((n for n in names if n not in first),
+                  key=lambda n: (-kills.get(n, 0), self.baseline.get(n, 0.0)))
+    return first + rest
+
+  def note_kill(self, file, program):
+    with self.lock:
+      counts = self.kills.setdefault(file, {})
+      counts[program] = counts.get(program, 0) + 1
+
+  def gtest_command(self, program):
+    return [os.path.join(self.gcc_dir, program), "--gtest_brief=1", "--gtest_fail_fast"]
+
+  def run_layer(self, layer, mutant_id, file, scratch):
+    """Returns (how, program, seconds) for the first program that kills, or survived."""
+    total = 0.0
+    if layer == "fuzz":
+      return self.run_fuzz(mutant_id, file, scratch)
+    for program in self.ordered(layer, file):
+      how, seconds = self.run_program(self.gtest_command(program), program, mutant_id,
+                                      os.path.join(scratch, f"{program}.log"),
+                                      self.timeout(program))
+      total += seconds
+      if how != "passed":
+        return how, program, total
+    return "survived", "", total
+
+  def fuzz_targets(self, file):
+    return FUZZ_TARGETS_FOR.get(file, DEFAULT_FUZZ_TARGETS)
+
+  def run_fuzz(self, mutant_id, file, scratch):
+    total = 0.0
+    for target in self.fuzz_targets(file):
+      new = os.path.join(scratch, f"{target}-new")
+      os.makedirs(new, exist_ok=True)
+      command = [os.path.join(self.fuzz_dir, target), f"-max_total_time={self.fuzz_seconds}",
+                 "-timeout=10", "-rss_limit_mb=2048", f"-seed={self.seed}",
+                 f"-artifact_prefix={scratch}/", "-print_final_stats=0", new,
+                 os.path.join(REPO, "corpus", target)]
+      dictionary = os.path.join(REPO, "corpus", f"{target}.dict")
+      if os.path.exists(dictionary):
+        command.insert(1, f"-dict={dictionary}")
+      how, seconds = self.run_program(command, target, mutant_id,
+                                      os.path.join(scratch, f"{target}.log"),
+                                      self.fuzz_seconds * 3 + 60)
+      total += seconds
+      if how != "passed":
+        # libFuzzer exits non-zero on any finding: the target reported it.
+        return ("crashed" if how == "crashed" else how), target, total
+    return "survived", "", total
+
+  def measure_baseline(self, layers, scratch):
+    log("=== control run: the unmutated build must pass every layer")
+    for layer in layers:
+      if layer == "fuzz":
+        continue
+      for program in self.programs[layer]:
+        how, seconds = self.run_program(self.gtest_command(program), program, "",
+                                        os.path.join(scratch, f"baseline-{program}.log"),
+                                        3600)
+        if how != "passed":
+          raise SystemExit(f"the unmutated build fails {layer} program {program} ({how}); "
+                           f"see {scratch}/baseline-{program}.log")
+        self.baseline[program] = seconds
+      log(f"    {layer:<10} passed in "
+          f"{sum(self.baseline[p] for p in self.programs[layer]):.1f} s")
+
+  def run_mutant(self, mutant, layers, scratch_root):
+    scratch = tempfile.mkdtemp(prefix=f"{mutant['id']}-", dir=scratch_root)
+    try:
+      total = 0.0
+      for layer in layers:
+        how, program, seconds = self.run_layer(layer, mutant["id"], mutant["file"], scratch)
+        total += seconds
+        if how != "survived":
+          self.note_kill(mutant["file"], program)
+          return Outcome(mutant["id"], layer, how, program, round(total, 2), "")
+      return Outcome(mutant["id"], "survived", "survived", "", round(total, 2), "")
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Cache:
+  """Outcomes by mutant id for one core hash, as JSON lines."""
+
+  def __init__(self, root, core, suite, fresh):
+    os.makedirs(os.path.join(root, "cache"), exist_ok=True)
+    self.path = os.path.join(root, "cache", f"{core}.jsonl")
+    self.suite = suite
+    self.outcomes = {}
+    if fresh and os.path.exists(self.path):
+      os.remove(self.path)
+    if os.path.exists(self.path):
+      with open(self.path) as f:
+        for line in f:
+          outcome = Outcome(**json.loads(line))
+          self.outcomes[outcome.id] = outcome
+
+  def usable(self, mutant_id, layers):
+    """A cached kill stands; a cached survivor only for the same suite and layers."""
+    outcome = self.outcomes.get(mutant_id)
+    if outcome is None:
+      return None
+    if outcome.layer != "survived":
+      return outcome if outcome.layer in layers else None
+    return outcome if outcome.suite == self.suite + "/" + ",".join(layers) else None
+
+  def add(self, outcome, layers):
+    if outcome.layer == "survived":
+      outcome.suite = self.suite + "/" + ",".join(layers)
+    self.outcomes[outcome.id] = outcome
+    with open(self.path, "a") as f:
+      f.write(json.dumps(dataclasses.asdict(outcome)) + "\n")
+
+
+def named_mutants():
+  """The hand-written mutants of mutation/mutants/*.mutant: name, file, description."""
+  directory = os.path.join(REPO, "mutation", "mutants")
+  result = []
+  for entry in sorted(os.listdir(directory)):
+    if not entry.endswith(".mutant"):
+      continue
+    fields = {}
+    with open(os.path.join(directory, entry)) as f:
+      for line in f:
+        if line.startswith("<<<<<<<"):
+          break
+        key, _, value = line.partition(":")
+        if key in ("file", "description"):
+          fields[key] = value.strip()
+    result.append({"id": f"named:{entry[:-len('.mutant')]}", "name": entry[:-len(".mutant")],
+                   "file": fields.get("file", "?"), "description": fields.get("description", "")})
+  return result
+
+
+def read_equivalents(path):
+  """id -> reason, from lines `<id> <reason>` (# comments)."""
+  equivalents = {}
+  if not os.path.exists(path):
+    return equivalents
+  with open(path) as f:
+    for number, line in enumerate(f, 1):
+      line = line.strip()
+      if not line or line.startswith("#"):
+        continue
+      mutant_id, _, reason = line.partition(" ")
+      if not reason.strip():
+        raise SystemExit(f"{path}:{number}: {mutant_id} has no reason")
+      equivalents[mutant_id] = reason.strip()
+  return equivalents
+
+
+def score_line(killed, non_equivalent, equivalent, generated):
+  return (f"mutation score: {killed} of {non_equivalent} non-equivalent mutants killed without "
+          f"golden vectors ({equivalent} equivalent, {generated} generated)")
+
+
+def named_section(named, outcomes):
+  if not named:
+    return []
+  out = ["## Hand-written multi-line mutants", "",
+         "Faults no single operator makes (mutation/mutants/*.mutant, built one at a time "
+         "with -DDCPSCHED_MUTANT=<name>; docs/mutation.md says why each stays).", "",
+         "| mutant | file | what | killed by |", "| --- | --- | --- | --- |"]
+  for m in named:
+    o = outcomes[m["id"]]
+    verdict = "**survived**" if o.layer == "survived" else f"{o.layer} ({o.how}: {o.program})"
+    out.append(f"| `{m['name']}` | {m['file']} | {m['description']} | {verdict} |")
+  killed = sum(outcomes[m["id"]].layer in PRE_GOLDEN for m in named)
+  return out + ["", f"Killed without golden vectors: {killed} of {len(named)}.", ""]
+
+
+def write_report(path, context, mutants, outcomes, equivalents, dropped, named=()):
+  by_id = {m["id"]: m for m in mutants}
+  rows = {}
+
+  def bucket(key):
+    return rows.setdefault(key, {"generated": 0, **{l: 0 for l in LAYERS}, "timeouts": 0,
+                                 "crashes": 0, "survived": 0, "equivalent": 0})
+
+  survivors, equivalent_rows, stale = [], [], []
+  for m in mutants:
+    outcome = outcomes[m["id"]]
+    for key in (("file", m["file"]), ("operator", m["operator"]), ("all", "all")):
+      row = bucket(key)
+      row["generated"] += 1
+      if outcome.layer in LAYERS and outcome.layer != "golden":
+        row[outcome.layer] += 1
+        row["timeouts"] += outcome.how == "timeout"
+        row["crashes"] += outcome.how == "crashed"
+      elif m["id"] in equivalents:
+        row["equivalent"] += 1
+      else:
+        row["survived"] += 1
+        if outcome.layer == "golden":
+          row["golden"] += 1
+    if outcome.layer in PRE_GOLDEN:
+      if m["id"] in equivalents:
+        stale.append(m)
+    elif m["id"] in equivalents:
+      equivalent_rows.append(m)
+    else:
+      survivors.append(m)
+  total = rows.get(("all", "all"), bucket(("all", "all")))
+  killed = sum(total[l] for l in PRE_GOLDEN)
+  generated = total["generated"]
+  equivalent = total["equivalent"]
+  line = score_line(killed, generated - equivalent, equivalent, generated)
+
+  def table(kind, title):
+    out = [f"### {title}", "",
+           "| " + kind + " | generated | unit | properties | corpus | fuzz | of which timeouts "
+           "| of which crashes | survived | of which golden kills | equivalent |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    keys = sorted(key for key in rows if key[0] == kind) + [("all", "all")]
+    for k, name in keys:
+      row = rows[(k, name)]
+      label = "**all**" if k == "all" else f"`{name}`"
+      out.append(f"| {label} | {row['generated']} | {row['unit']} | {row['properties']} | "
+                 f"{row['corpus']} | {row['fuzz']} | {row['timeouts']} | {row['crashes']} | "
+                 f"{row['survived']} | {row['golden']} | {row['equivalent']} |")
+    return out + [""]
+
+  text = ["# Mutation testing results", "",
+          f"Written by `mutation/run_mutants.py {context['arguments']}` on {context['date']}.",
+          f"Core hash {context['core']} (commit {context['commit']}), suite hash "
+          f"{context['suite']}; {context['cores']} cores, {context['jobs']} mutants at a time; "
+          f"seed {context['seed']}, {context['property_cases']} cases per property, "
+          f"{context['fuzz_seconds']} s per fuzz target.",
+          f"Wall time {context['wall']} (of which {context['cached']} mutants came from the "
+          f"cache of an earlier run).", "",
+          "A mutant is killed by the first layer that fails on it, in the order unit, "
+          "properties, corpus replay, fuzz (only for mutants still alive) and golden (last). "
+          "A crash or a hang (past 10 x the program's unmutated time) kills too, and is "
+          "counted in its layer's column and again under timeouts or crashes. The golden "
+          "layer does not count towards the score: a mutant only the golden vectors kill is a "
+          "gap in the suite, listed with the survivors. How the mutants are made: "
+          "[docs/mutation.md](../docs/mutation.md).", ""]
+  text += table("file", "Per file")
+  text += table("operator", "Per operator")
+  if dropped:
+    text += ["Mutation points dropped because their rewrite does not compile: " +
+             ", ".join(f"`{f}` {n}" for f, n in sorted(dropped.items())) + ".", ""]
+  text += [f"## Survivors ({len(survivors)})", ""]
+  if survivors:
+    text += ["Not killed before the golden vectors, and not judged equivalent: gaps in the "
+             "suite.", ""]
+    for m in survivors:
+      o = outcomes[m["id"]]
+      tag = " (killed by golden only)" if o.layer == "golden" else ""
+      text.append(f"- `{m['id']}` {m['file']}:{m['line']}: {m['operator']}: "
+                  f"`{m['before']}` -> `{m['after']}`{tag}")
+  else:
+    text.append("None.")
+  text += ["", f"## Equivalent mutants ({len(equivalent_rows)})", "",
+           "Survivors judged equivalent to the original, each with its reason "
+           "(mutation/equivalent.txt).", ""]
+  for m in equivalent_rows:
+    text.append(f"- `{m['id']}` {m['file']}:{m['line']}: `{m['before']}` -> `{m['after']}`: "
+                f"{equivalents[m['id']]}")
+  if stale:
+    text += ["", "Listed as equivalent but killed (stale entries in mutation/equivalent.txt):",
+             ""] + [f"- `{m['id']}` {m['file']}:{m['line']}" for m in stale]
+  text += [""] + named_section(named, outcomes)
+  text += ["", line]
+  with open(path, "w") as f:
+    f.write("\n".join(text) + "\n")
+  return line
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   epilog=__doc__.split("\n", 2)[2])
+  parser.add_argument("ids", nargs="*", help="run only these mutants")
+  parser.add_argument("--sample", type=int, help="a random sample of K mutants")
+  parser.add_argument("--seed", type=int, default=1,
+                      help="sample, RapidCheck and libFuzzer seed (default 1)")
+  parser.add_argument("-j", "--jobs", type=int, default=2, help="mutants at a time (default 2)")
+  parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated layers")
+  parser.add_argument("--fuzz-seconds", type=int, default=20, help="per fuzz target (default 20)")
+  parser.add_argument("--property-cases", type=int, default=1000)
+  parser.add_argument("--min-timeout", type=float, default=20.0,
+                      help="least timeout of one program, seconds (default 20)")
+  parser.add_argument("--build-root", default=os.path.join(REPO, "build", "mutation"))
+  parser.add_argument("--out", help="the report (default mutation/results.md; "
+                      "mutation/results-sample.md for --sample)")
+  parser.add_argument("--fresh", action="store_true", help="ignore cached outcomes")
+  parser.add_argument("--named", action=argparse.BooleanOptionalAction, default=None,
+                      help="also the hand-written mutants (default: in a full run only)")
+  parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+  args = parser.parse_args()
+  layers = args.layers.split(",")
+  for layer in layers:
+    if layer not in LAYERS:
+      parser.error(f"unknown layer {layer} (layers: {', '.join(LAYERS)})")
+  layers = [l for l in LAYERS if l in layers]
+  start = time.monotonic()
+
+  builds = Builds(args.build_root, 2, args.property_cases, args.seed)
+  core = core_hash()
+  builds.generate(schemata_hash())
+  listing = builds.mutants()
+  mutants = listing["mutants"]
+  if args.list:
+    for m in mutants:
+      print(f"{m['id']}  {m['description']}")
+    return 0
+  if args.ids:
+    known = {m["id"] for m in mutants}
+    for mutant_id in args.ids:
+      if mutant_id not in known:
+        parser.error(f"no mutant {mutant_id} (see --list)")
+    mutants = [m for m in mutants if m["id"] in set(args.ids)]
+  if args.sample:
+    mutants = sorted(random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))),
+                     key=lambda m: m["id"])
+  builds.build("fuzz" in layers)
+  suite_id = suite_hash()
+  suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout)
+  scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
+  try:
+    suite.measure_baseline(layers, scratch_root)
+    cache = Cache(args.build_root, core, f"{suite_id}:{args.seed}:{args.property_cases}:"
+                  f"{args.fuzz_seconds}", args.fresh)
+    outcomes, todo = {}, []
+    for m in mutants:
+      cached = cache.usable(m["id"], layers)
+      if cached:
+        outcomes[m["id"]] = cached
+      else:
+        todo.append(m)
+    cached_count = len(outcomes)
+    log(f"=== {len(mutants)} mutants ({cached_count} from the cache), {args.jobs} at a time")
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+      futures = {pool.submit(suite.run_mutant, m, layers, scratch_root): m for m in todo}
+      for future in concurrent.futures.as_completed(futures):
+        m = futures[future]
+        outcome = future.result()
+        cache.add(outcome, layers)
+        outcomes[m["id"]] = outcome
+        done += 1
+        verdict = outcome.layer if outcome.layer == "survived" else \
+            f"killed by {outcome.layer} ({outcome.how}: {outcome.program})"
+        log(f"[{done}/{len(todo)}] {m['id']} {m['file']}:{m['line']} {m['operator']}: "
+            f"{verdict}, {outcome.seconds:.1f} s")
+    named = named_mutants() if (args.named if args.named is not None else
+                                not args.ids and not args.sample) else []
+    for m in named:
+      cached = cache.usable(m["id"], layers)
+      if cached:
+        outcomes[m["id"]] = cached
+        continue
+      log(f"=== hand-written mutant {m['name']} ({m['file']}): building")
+      gcc, fuzz = builds.build_named(m["name"], "fuzz" in layers)
+      named_suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds,
+                          args.min_timeout, gcc=gcc, fuzz=fuzz)
+      named_suite.baseline = suite.baseline
+      outcome = named_suite.run_mutant(m, layers, scratch_root)
+      cache.add(outcome, layers)
+      outcomes[m["id"]] = outcome
+      log(f"    {outcome.layer} ({outcome.how}: {outcome.program}), {outcome.seconds:.1f} s")
+  finally:
+    shutil.rmtree(scratch_root, ignore_errors=True)
+  wall = time.monotonic() - start
+  commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+  context = {
+      "arguments": " ".join(sys.argv[1:]), "core": core, "suite": suite_id, "commit": commit,
+      "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+      "cores": os.cpu_count(), "jobs": args.jobs, "seed": args.seed,
+      "property_cases": args.property_cases, "fuzz_seconds": args.fuzz_seconds,
+      "wall": f"{int(wall // 3600)} h {int(wall % 3600 // 60)} min {int(wall % 60)} s",
+      "cached": cached_count}
+  out = args.out or os.path.join(REPO, "mutation",
+                                 "results-sample.md" if args.sample else "results.md")
+  line = write_report(out, context, mutants, outcomes,
+                      read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")),
+                      listing.get("dropped_not_compiling", {}), named)
+  log(f"=== report: {os.path.relpath(out, REPO)}")
+  print(line)
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
