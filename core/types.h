@@ -5,6 +5,12 @@
 // problem and the answer without reference to the algorithm that produced it,
 // so that callers, the schedule checker and the reference oracle can all read
 // them.
+//
+// Equality of a type with more than one member is spelled out member by
+// member rather than defaulted: clang's coverage never counts the false
+// outcomes of a defaulted comparison (llvm/llvm-project#75924), and
+// scripts/coverage.sh measures every branch of core/. tests/types_test.cc
+// checks that each member takes part.
 
 #ifndef DCPSCHED_CORE_TYPES_H_
 #define DCPSCHED_CORE_TYPES_H_
@@ -23,7 +29,9 @@ struct Sample {
   SampleId id = 0;
   std::int64_t len = 0;
 
-  friend bool operator==(const Sample&, const Sample&) = default;
+  friend bool operator==(const Sample& a, const Sample& b) {
+    return a.id == b.id && a.len == b.len;
+  }
 };
 
 // One microbatch: for every DPxCP rank r in [0, G), the ids of the samples
@@ -54,8 +62,12 @@ struct DynamicCpOptions {
   // microbatches is made a multiple of it (see vpp_align.h).
   std::optional<std::int64_t> vpp_group;
 
-  friend bool operator==(const DynamicCpOptions&,
-                         const DynamicCpOptions&) = default;
+  friend bool operator==(const DynamicCpOptions& a,
+                         const DynamicCpOptions& b) {
+    return a.total_gpus == b.total_gpus &&
+           a.max_seq_len_per_rank == b.max_seq_len_per_rank &&
+           a.min_cp_size == b.min_cp_size && a.vpp_group == b.vpp_group;
+  }
 };
 
 // A dynamic-CP scheduling problem: one global batch and its options.
@@ -63,8 +75,10 @@ struct DynamicCpProblem {
   std::vector<Sample> samples;
   DynamicCpOptions options;
 
-  friend bool operator==(const DynamicCpProblem&,
-                         const DynamicCpProblem&) = default;
+  friend bool operator==(const DynamicCpProblem& a,
+                         const DynamicCpProblem& b) {
+    return a.samples == b.samples && a.options == b.options;
+  }
 };
 
 // Parameters of the fixed-CP dp_balanced scheduler.
@@ -88,8 +102,11 @@ struct PackedMicrobatch {
   std::vector<double> rank_work;
   std::vector<Sample> leftovers;
 
-  friend bool operator==(const PackedMicrobatch&,
-                         const PackedMicrobatch&) = default;
+  friend bool operator==(const PackedMicrobatch& a,
+                         const PackedMicrobatch& b) {
+    return a.rank_lens == b.rank_lens && a.microbatch == b.microbatch &&
+           a.rank_work == b.rank_work && a.leftovers == b.leftovers;
+  }
 };
 
 }  // namespace dcpsched
