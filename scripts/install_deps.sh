@@ -12,6 +12,7 @@ packages=(
   libcli11-dev           # dcpsched command line
   libbenchmark-dev       # benchmarks
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers
+  llvm-14                # llvm-cov-14, llvm-profdata-14: scripts/coverage.sh
   librsvg2-bin           # rsvg-convert: the SVG tests render schedule pictures
   lld                    # fast linking of mutant builds (mutation/run_mutants.py)
   python3-clang-14 libclang1-14  # libclang: the mutant generator reads the C++ AST

@@ -19,6 +19,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 Schedule MakeSchedule(std::vector<RankIds> microbatches) {
   Schedule schedule;
@@ -163,6 +164,31 @@ TEST(CheckScheduleTest, RejectsAnInvalidProblem) {
       CheckSchedule({{1, 10}, {1, 20}}, MakeSchedule({{{1}}}), Options(1, 100));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), HasSubstr("the problem is not valid"));
+}
+
+// FindViolations judges schedules of valid problems only; for an invalid one
+// it reports nothing, and CheckSchedule (above) says why.
+TEST(FindViolationsTest, InvalidProblemHasNoViolations) {
+  const Schedule broken = MakeSchedule({{{1}, {}}});
+  EXPECT_THAT(FindViolations({{1, 10}, {1, 20}}, broken, Options(2, 100)), IsEmpty());
+  EXPECT_THAT(FindViolations({{1, 10}, {2, 20}}, broken, Options(2, 100)),
+              Not(IsEmpty()));
+}
+
+TEST(InvariantNameTest, NamesEachCheckedInvariantAndNoOtherNumber) {
+  EXPECT_STREQ(InvariantName(Invariant::kNoEmptyRank), "no empty rank");
+  EXPECT_STREQ(InvariantName(Invariant::kEachSampleOnce), "each sample once");
+  EXPECT_STREQ(InvariantName(Invariant::kPowerOfTwoCp), "power-of-two CP size");
+  EXPECT_STREQ(InvariantName(Invariant::kTokenBudget), "token budget");
+  EXPECT_STREQ(InvariantName(Invariant::kWorkCap), "work cap");
+  EXPECT_STREQ(InvariantName(Invariant::kMinimumCp), "minimum CP size");
+  EXPECT_STREQ(InvariantName(Invariant::kVppMultiple), "VPP multiple");
+  // SPEC's invariant 7 holds for the placement before the fill, which the
+  // checker cannot see, so 7 is no Invariant; nor are 0 and 9.
+  for (const int number : {0, 7, 9}) {
+    EXPECT_STREQ(InvariantName(static_cast<Invariant>(number)), "unknown invariant")
+        << number;
+  }
 }
 
 // Every schedule upstream produced in the golden files keeps every invariant

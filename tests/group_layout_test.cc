@@ -12,6 +12,14 @@ namespace {
 using ::testing::ElementsAre;
 using RankIds = std::vector<std::vector<SampleId>>;
 
+TEST(GroupLayoutTest, StartsWithEveryRankFree) {
+  const GroupLayout layout(6);
+  EXPECT_EQ(layout.total_gpus(), 6);
+  EXPECT_EQ(layout.covered_ranks(), 0);
+  EXPECT_EQ(layout.free_ranks(), 6);
+  EXPECT_TRUE(layout.groups().empty());
+}
+
 TEST(GroupLayoutTest, NewGroupsTakeTheLowestFreeRanks) {
   GroupLayout layout(8);
   EXPECT_EQ(layout.OpenGroup({10, 100}, 2), 0u);

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "core/types.h"
+#include "core/validate.h"
 #include "gtest/gtest.h"
 
 namespace dcpsched {
@@ -151,6 +152,20 @@ TEST(MeasureQualityTest, UnknownIdIsInvalidArgument) {
       << quality.status().message();
 }
 
+// An unknown id between two known ones (it is looked up by binary search).
+TEST(MeasureQualityTest, UnknownIdAmongKnownOnesIsInvalidArgument) {
+  const std::vector<Sample> samples = {{2, 4}, {6, 4}};
+  const Schedule schedule{.microbatches = {Ranks({{2}, {4}}), Ranks({{6}, {6}})}};
+
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(samples, schedule, 4);
+
+  EXPECT_EQ(quality.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(quality.status().message(),
+                                "microbatch 0 rank 1 holds sample id 4"))
+      << quality.status().message();
+}
+
 TEST(MeasureQualityTest, RaggedWidthsAreInvalidArgument) {
   const std::vector<Sample> samples = {{0, 4}, {1, 4}};
   const Schedule schedule{.microbatches = {Ranks({{0}, {0}}), Ranks({{1}})}};
@@ -169,6 +184,7 @@ TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
   const Schedule placed{.microbatches = {Ranks({{0}})}};
   const std::vector<Sample> repeated = {{0, 4}, {0, 4}};
   const std::vector<Sample> zero_len = {{0, 0}};
+  const std::vector<Sample> too_long = {{0, kMaxSampleLen + 1}};
   const Schedule no_ranks{.microbatches = {Microbatch{}}};
 
   EXPECT_EQ(MeasureQuality(one, placed, 0).status().code(),
@@ -176,6 +192,8 @@ TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
   EXPECT_EQ(MeasureQuality(repeated, placed, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality(zero_len, placed, 4).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MeasureQuality(too_long, placed, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality(one, Schedule{}, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
