@@ -40,6 +40,7 @@ and prints that line last.
 """
 
 import argparse
+import atexit
 import concurrent.futures
 import dataclasses
 import datetime
@@ -80,6 +81,26 @@ UNIT_FIRST = {
     "core/remaining_samples.h": ["remaining_samples_test"],
     "core/schedule_loop.cc": ["packing_aware_test"],
 }
+
+
+# Process groups of the programs running now: however the runner ends, they
+# are killed (a mutant's program may never end on its own).
+LIVE_GROUPS = set()
+STOPPING = threading.Event()  # set on SIGINT/SIGTERM: start no more programs
+
+
+def kill_live_groups(*_):
+  for group in list(LIVE_GROUPS):
+    try:
+      os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+      pass
+
+
+def stop_on_signal(signum, _frame):
+  STOPPING.set()
+  kill_live_groups()
+  raise SystemExit(128 + signum)
 
 
 @dataclasses.dataclass
@@ -253,16 +274,23 @@ class Suite:
   def run_program(self, command, program, mutant_id, log_path, timeout):
     """Returns (how, seconds): how is passed, failed, crashed or timeout."""
     start = time.monotonic()
+    if STOPPING.is_set():
+      raise SystemExit(1)
     with open(log_path, "w") as out:
       process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
                                  env=self.env(mutant_id), cwd=self.gcc_dir,
                                  start_new_session=True)
+      with self.lock:
+        LIVE_GROUPS.add(process.pid)
       try:
         code = process.wait(timeout=timeout)
       except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         return "timeout", time.monotonic() - start
+      finally:
+        with self.lock:
+          LIVE_GROUPS.discard(process.pid)
     seconds = time.monotonic() - start
     if code == 0:
       return "passed", seconds
@@ -575,6 +603,9 @@ def main():
                       help="also the hand-written mutants (default: in a full run only)")
   parser.add_argument("--list", action="store_true", help="list the mutants and exit")
   args = parser.parse_args()
+  atexit.register(kill_live_groups)
+  signal.signal(signal.SIGTERM, stop_on_signal)
+  signal.signal(signal.SIGINT, stop_on_signal)
   layers = args.layers.split(",")
   for layer in layers:
     if layer not in LAYERS:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/cost_model.h"
 #include "core/packing_aware.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -60,6 +61,18 @@ TEST(CheckScheduleTest, ReportsAMicrobatchOfTheWrongWidth) {
       {{1, 10}, {2, 10}}, MakeSchedule({{{1}, {2}}}), Options(3, 100));
   EXPECT_EQ(violation.invariant, Invariant::kNoEmptyRank);
   EXPECT_THAT(violation.message, HasSubstr("has 2 ranks, expected total_gpus=3"));
+}
+
+TEST(CheckScheduleTest, ReportsAMicrobatchWiderThanG) {
+  // Five rank lists on G = 4: the width is wrong, and the sample's CP size 5
+  // is neither a power of two nor G.
+  const std::vector<Violation> violations = FindViolations(
+      {{1, 10}}, MakeSchedule({{{1}, {1}, {1}, {1}, {1}}}), Options(4, 100));
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_EQ(violations[0].invariant, Invariant::kNoEmptyRank);
+  EXPECT_THAT(violations[0].message, HasSubstr("has 5 ranks, expected total_gpus=4"));
+  EXPECT_EQ(violations[1].invariant, Invariant::kPowerOfTwoCp);
+  EXPECT_THAT(violations[1].message, HasSubstr("has CP size 5"));
 }
 
 TEST(CheckScheduleTest, ReportsARemovedSample) {
@@ -121,6 +134,24 @@ TEST(CheckScheduleTest, ReportsARankOverItsTokenBudget) {
   EXPECT_EQ(violation.rank, 0);
   EXPECT_THAT(violation.message, HasSubstr("microbatch 0 rank 0 holds 110 tokens"));
   EXPECT_THAT(violation.ids, ElementsAre(1, 2));
+}
+
+TEST(CheckScheduleTest, WorkEqualToTheCapIsNoViolation) {
+  // Work 20^2 + 4^2 + 2^2 = 420 on one rank, exactly the cap 20 * 20 * 1.05:
+  // only the token budget (26 > 20) is broken.
+  ASSERT_EQ(WorkCap(20, 20), 420.0);
+  const Violation violation = OnlyViolation(
+      {{1, 20}, {2, 4}, {3, 2}}, MakeSchedule({{{1, 2, 3}}}), Options(1, 20));
+  EXPECT_EQ(violation.invariant, Invariant::kTokenBudget);
+}
+
+TEST(CheckScheduleTest, ADuplicateCountsOnlyInTheLoadOfItsFirstMicrobatch) {
+  // Sample 1 again in microbatch 1: reported as a duplicate, and microbatch
+  // 1's rank load counts only sample 2 (8 tokens, within 10).
+  const Violation violation = OnlyViolation(
+      {{1, 8}, {2, 8}}, MakeSchedule({{{1}}, {{2, 1}}}), Options(1, 10));
+  EXPECT_EQ(violation.invariant, Invariant::kEachSampleOnce);
+  EXPECT_EQ(violation.microbatch, 1);
 }
 
 TEST(CheckScheduleTest, ReportsACpSizeBelowTheMinimum) {
