@@ -9,11 +9,13 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "io/problem_text.h"
 
 namespace dcpsched::fuzz {
 namespace {
@@ -574,6 +576,31 @@ std::string FormatSchedule(const Schedule& schedule) {
 
 std::string FormatVppAlignInput(const VppAlignInput& input) {
   return absl::StrCat("vpp=", input.vpp_group, " schedule=", FormatSchedule(input.schedule));
+}
+
+std::optional<TargetInput> DecodeTargetInput(absl::string_view target,
+                                             absl::Span<const std::uint8_t> bytes) {
+  FuzzedDataProvider data(bytes.data(), bytes.size());
+  if (target == "fuzz_packing_aware" || target == "fuzz_packing_aware_differential" ||
+      target == "fuzz_legacy") {
+    return DecodeDynamicCpProblem(data);
+  }
+  if (target == "fuzz_dp_balanced") return DecodeDpBalancedProblem(data);
+  if (target == "fuzz_vpp_align") return DecodeVppAlignInput(data);
+  return std::nullopt;
+}
+
+std::string FormatTargetInput(const TargetInput& input) {
+  struct Formatter {
+    std::string operator()(const DynamicCpProblem& problem) const { return FormatProblem(problem); }
+    std::string operator()(const properties::DpBalancedProblem& problem) const {
+      return FormatDpBalancedProblem(problem);
+    }
+    std::string operator()(const VppAlignInput& alignment) const {
+      return FormatVppAlignInput(alignment);
+    }
+  };
+  return std::visit(Formatter{}, input);
 }
 
 void ReportAndAbort(absl::string_view target, absl::string_view what, const absl::Status& status,

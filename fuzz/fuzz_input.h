@@ -26,11 +26,14 @@
 #define DCPSCHED_FUZZ_FUZZ_INPUT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/types.h"
 #include "fuzzer/FuzzedDataProvider.h"
 #include "properties/generators.h"
@@ -82,6 +85,18 @@ struct VppAlignInput {
 };
 VppAlignInput DecodeVppAlignInput(FuzzedDataProvider& data);
 
+// What one input of a structured fuzz target decodes to: a dynamic-CP
+// problem (fuzz_packing_aware, fuzz_packing_aware_differential, fuzz_legacy),
+// a dp_balanced problem (fuzz_dp_balanced) or a VPP-alignment input
+// (fuzz_vpp_align).
+using TargetInput = std::variant<DynamicCpProblem, properties::DpBalancedProblem, VppAlignInput>;
+
+// What `bytes` decode to for the structured fuzz target named `target`, as
+// that target decodes them; nullopt if `target` is not a structured target
+// (the text targets parse their input instead).
+std::optional<TargetInput> DecodeTargetInput(absl::string_view target,
+                                             absl::Span<const std::uint8_t> bytes);
+
 // SPEC "Valid input", written from SPEC alone (it does not call
 // core/validate.h, so it can judge the core's errors): G in 1..65536, mslpr
 // in 1..2^31-1, min_cp_size a power of two in 1..G, vpp_group absent or >= 1,
@@ -92,6 +107,9 @@ bool IsValidBySpec(const DynamicCpProblem& problem);
 std::string FormatDpBalancedProblem(const properties::DpBalancedProblem& problem);
 std::string FormatSchedule(const Schedule& schedule);
 std::string FormatVppAlignInput(const VppAlignInput& input);
+// The one-line form of any TargetInput: FormatProblem (io/problem_text.h),
+// FormatDpBalancedProblem or FormatVppAlignInput.
+std::string FormatTargetInput(const TargetInput& input);
 
 // Prints one line to stderr, "dcpsched <target>: <what>: <status>; input:
 // <input>", and aborts, so that libFuzzer (or the corpus replay test) reports

@@ -339,20 +339,6 @@ absl::Status WriteGoldenSeeds(SeedWriter& seeds, const fs::path& golden_dir) {
   return absl::OkStatus();
 }
 
-// The decoded input of `bytes` for `target`, in one line, or nullopt if
-// `target` is not a structured target.
-std::optional<std::string> Decoded(absl::string_view target,
-                                   const std::vector<std::uint8_t>& bytes) {
-  FuzzedDataProvider data(bytes.data(), bytes.size());
-  if (target == "fuzz_packing_aware" || target == "fuzz_packing_aware_differential" ||
-      target == "fuzz_legacy") {
-    return FormatProblem(DecodeDynamicCpProblem(data));
-  }
-  if (target == "fuzz_dp_balanced") return FormatDpBalancedProblem(DecodeDpBalancedProblem(data));
-  if (target == "fuzz_vpp_align") return FormatVppAlignInput(DecodeVppAlignInput(data));
-  return std::nullopt;
-}
-
 int Decode(absl::string_view target, const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     std::ifstream file(path, std::ios::binary);
@@ -362,12 +348,12 @@ int Decode(absl::string_view target, const std::vector<std::string>& paths) {
     }
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                                           std::istreambuf_iterator<char>());
-    const std::optional<std::string> decoded = Decoded(target, bytes);
+    const std::optional<TargetInput> decoded = DecodeTargetInput(target, bytes);
     if (!decoded.has_value()) {
       std::cerr << "fuzz_write_seeds: " << target << " is not a structured fuzz target\n";
       return 2;
     }
-    std::cout << path << ": " << *decoded << "\n";
+    std::cout << path << ": " << FormatTargetInput(*decoded) << "\n";
   }
   return 0;
 }

@@ -514,12 +514,6 @@ absl::Status CompareSchedules(const Schedule& expected,
   return absl::OkStatus();
 }
 
-DynamicCpOptions DynamicCpOptionsOf(const GoldenCase& golden_case) {
-  return DynamicCpOptions{golden_case.total_gpus,
-                          golden_case.max_seq_len_per_rank,
-                          golden_case.min_cp_size, golden_case.vpp_group};
-}
-
 // Runs the schedule the case names. dp_balanced gets the lens in input order.
 absl::StatusOr<Schedule> RunSchedule(const GoldenCase& golden_case) {
   if (golden_case.scheduler == "packing_aware") {
@@ -533,11 +527,7 @@ absl::StatusOr<Schedule> RunSchedule(const GoldenCase& golden_case) {
     std::vector<std::int64_t> lens;
     lens.reserve(golden_case.samples.size());
     for (const Sample& sample : golden_case.samples) lens.push_back(sample.len);
-    return ScheduleDpBalanced(
-        lens,
-        DpBalancedOptions{golden_case.dp_size, golden_case.cp_size,
-                          golden_case.max_seq_len_per_rank,
-                          golden_case.max_num_seqs, golden_case.vpp_group});
+    return ScheduleDpBalanced(lens, DpBalancedOptionsOf(golden_case));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown scheduler \"", golden_case.scheduler, "\""));
@@ -578,6 +568,18 @@ absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line) {
     return absl::InvalidArgumentError(
         absl::StrCat("golden case is not valid JSON: ", OneLine(e.what())));
   }
+}
+
+DynamicCpOptions DynamicCpOptionsOf(const GoldenCase& golden_case) {
+  return DynamicCpOptions{golden_case.total_gpus,
+                          golden_case.max_seq_len_per_rank,
+                          golden_case.min_cp_size, golden_case.vpp_group};
+}
+
+DpBalancedOptions DpBalancedOptionsOf(const GoldenCase& golden_case) {
+  return DpBalancedOptions{golden_case.dp_size, golden_case.cp_size,
+                           golden_case.max_seq_len_per_rank,
+                           golden_case.max_num_seqs, golden_case.vpp_group};
 }
 
 absl::Status CheckGoldenCase(const GoldenCase& golden_case) {

@@ -41,6 +41,11 @@ struct GoldenCase {
 // case.
 absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line);
 
+// The options the case gives the dynamic-CP schedulers (packing_aware,
+// legacy), and those it gives dp_balanced.
+DynamicCpOptions DynamicCpOptionsOf(const GoldenCase& golden_case);
+DpBalancedOptions DpBalancedOptionsOf(const GoldenCase& golden_case);
+
 // Runs `golden_case` through the core. OK if the core's answer equals the
 // expected one exactly (exec times bit for bit) or, for an ok:false case, the
 // core rejects the input; otherwise an error whose message says what differs.

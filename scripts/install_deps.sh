@@ -17,6 +17,9 @@ packages=(
   lld                    # fast linking of mutant builds (mutation/run_mutants.py)
   python3-clang-14 libclang1-14  # libclang: the mutant generator reads the C++ AST
   pybind11-dev python3-pybind11 python3-dev python3-pytest  # Python module, its tests
+  libssl-dev             # SHA-256 (OpenSSL) for the schedule_digest test
+  python3-yaml           # the CI configuration test parses the workflows
+  zip unzip              # OSS-Fuzz seed corpora ($OUT/*_seed_corpus.zip), artifacts
 )
 
 missing=()

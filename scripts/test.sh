@@ -1,40 +1,258 @@
 #!/usr/bin/env bash
 # The project's test command (README "Run the tests"; .ci/run calls it).
 #
-# 1. Release build with warnings as errors; every ctest test (unit, golden,
-#    properties, corpus replay).
-# 2. The same under AddressSanitizer + UndefinedBehaviorSanitizer.
-# 3. Every libFuzzer target for DCPSCHED_FUZZ_SECONDS (default 60) each, two
-#    at a time, without touching corpus/; any finding fails the run and is
-#    stored, minimized, under corpus/<target>/regressions/.
+#   scripts/test.sh             the default tier: every push, CI
+#   scripts/test.sh --nightly   the default tier, then the nightly additions
 #
-# Build directories: build/ci-release and build/ci-asan (override the root
-# with DCPSCHED_BUILD_ROOT).
+# Default tier, in build directories under $DCPSCHED_BUILD_ROOT (default
+# build/):
+#   release       g++ release build with -Werror (ci-release); every ctest
+#                 test: unit, golden, properties, corpus replay, CLI, Python,
+#                 install consumer, benchmark smoke, the CI configuration
+#                 test and schedule_digest
+#   asan          the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#                 (ci-asan), without the benchmarks
+#   clang-digest  a clang-14 release build of schedule_digest alone
+#                 (ci-clang): SPEC invariant 9 across compilers
+#   oss-fuzz      .clusterfuzzlite/build.sh run as the OSS-Fuzz builder runs
+#                 it, and its $OUT checked as check_build does
+#                 (fuzz/oss_fuzz_build_test.sh, oss-fuzz/)
+#   import        fuzz/import_finding.sh on a planted failing input
+#                 (fuzz/import_finding_test.sh, in the oss-fuzz/ build tree)
+#   fuzz          every libFuzzer target in that $OUT (ASan) for
+#                 $DCPSCHED_FUZZ_SECONDS (default 60) each, two at a time,
+#                 corpus/ untouched; a finding fails the run and is stored,
+#                 minimized, under corpus/<target>/regressions/
+# Nightly additions:
+#   nightly-fuzz  every target, built with ASan + UBSan (ci-fuzz), for
+#                 $DCPSCHED_NIGHTLY_FUZZ_SECONDS (default 600) each, merging
+#                 into a scratch copy of the corpus (nightly/corpus); what it
+#                 found that corpus/ lacks goes to nightly/new/corpus/ in the
+#                 corpus/ layout (fuzz/collect_new_inputs.sh)
+#   properties    every RapidCheck property at $DCPSCHED_NIGHTLY_PROPERTY_CASES
+#                 (default 100000) cases, from the release build
+#   coverage, mutation  scripts/coverage.sh and mutation/run_mutants.py, when
+#                 they exist
+#
+# Every stage runs even if an earlier one failed (a stage whose build fails
+# counts as one failure). The run ends with each stage's wall time and the
+# line "total: N passed, M failed" (ctest tests, OSS-Fuzz targets checked,
+# import checks, fuzz targets; nightly: properties, coverage, mutation), and
+# exits 1 if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+nightly=0
+case ${1:-} in
+  "") ;;
+  --nightly) nightly=1 ;;
+  -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+  *) echo "usage: scripts/test.sh [--nightly]" >&2; exit 2 ;;
+esac
+
 root=${DCPSCHED_BUILD_ROOT:-build}
 jobs=${DCPSCHED_JOBS:-$(nproc)}
+mkdir -p "$root"
+passed=0
+failed=0
+stage_times=()
+run_start=$SECONDS
 
-configure_build_test() {
-  local dir=$1
-  shift
-  echo "=== $dir: configure, build, test"
-  cmake -S . -B "$dir" -G Ninja -DDCPSCHED_WERROR=ON "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
-  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 | tee "$dir/ctest.log"
-  passed=$((passed + $(grep -oE 'tests failed out of [0-9]+' "$dir/ctest.log" | awk '{print $5}')))
+# Adds the counts of one "... N passed, M failed" line of a log.
+count_line() {
+  local line
+  line=$(grep -oE '[0-9]+ (targets )?passed, [0-9]+ failed' "$1" | tail -n1)
+  if [[ -z $line ]]; then
+    failed=$((failed + 1))
+    return
+  fi
+  passed=$((passed + $(awk '{print $1}' <<<"$line")))
+  failed=$((failed + $(grep -oE '[0-9]+ failed' <<<"$line" | awk '{print $1}')))
 }
 
-passed=0
+# Adds the counts of a ctest log; a log without a summary is one failure.
+count_ctest() {
+  local summary total failures
+  summary=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$1" | tail -n1)
+  if [[ -z $summary ]]; then
+    failed=$((failed + 1))
+    return
+  fi
+  failures=$(awk '{print $1}' <<<"$summary")
+  total=$(awk '{print $6}' <<<"$summary")
+  passed=$((passed + total - failures))
+  failed=$((failed + failures))
+}
 
-configure_build_test "$root/ci-release" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-configure_build_test "$root/ci-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDCPSCHED_SANITIZE=ON
+# CPU seconds (user + system) of every finished child process so far, into
+# the variable cpu. `times` runs in this shell: a subshell would not see them.
+times_file=$root/.times
+children_cpu() {
+  times >"$times_file"
+  cpu=$(tail -n1 "$times_file" | awk '{
+    total = 0
+    for (i = 1; i <= 2; i++) { split($i, t, "m"); total += t[1] * 60 + t[2] }
+    printf "%d", total }')
+}
 
-echo "=== fuzz: every target for ${DCPSCHED_FUZZ_SECONDS:-60}s"
-DCPSCHED_FUZZ_BUILD="$root/ci-fuzz" fuzz/run_fuzzers.sh --no-merge \
-  -t "${DCPSCHED_FUZZ_SECONDS:-60}" -p "${DCPSCHED_FUZZ_PARALLEL:-2}" | tee "$root/fuzz.log"
-passed=$((passed + $(grep -c ': ok (' "$root/fuzz.log")))
+# stage NAME COMMAND...: runs COMMAND, records its wall and CPU time (the CPU
+# time tells what the stage costs on a quiet machine when others build).
+stage() {
+  local name=$1 start=$SECONDS cpu_start
+  children_cpu
+  cpu_start=$cpu
+  shift
+  echo "=== $name"
+  "$@" || true
+  children_cpu
+  local took="$((SECONDS - start)) s wall, $((cpu - cpu_start)) s CPU"
+  stage_times+=("$name $took")
+  echo "=== $name: $took"
+}
 
-echo "=== all test stages passed (ctest tests of both builds and fuzz targets)"
-echo "total: $passed passed, 0 failed"
+# configure_build_test DIR [--tests REGEX] [--target TARGET] CMAKE_ARGS...
+configure_build_test() {
+  local dir=$1 ctest_args=()
+  shift
+  if [[ ${1:-} == --tests ]]; then
+    ctest_args=(-R "$2")
+    shift 2
+  fi
+  local targets=()
+  if [[ ${1:-} == --target ]]; then
+    targets=(--target "$2")
+    shift 2
+  fi
+  if ! cmake -S . -B "$dir" -G Ninja -DDCPSCHED_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+     ! cmake --build "$dir" -j "$jobs" "${targets[@]}"; then
+    tail -n 20 "$dir.configure.log"
+    echo "FAILED: configure or build of $dir"
+    failed=$((failed + 1))
+    return
+  fi
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "${ctest_args[@]}" \
+    | tee "$dir/ctest.log" || true
+  count_ctest "$dir/ctest.log"
+}
+
+# Debug information: line tables only (-g1), enough for backtraces and
+# sanitizer reports and much cheaper to compile than -g.
+release() {
+  configure_build_test "$root/ci-release" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+}
+
+# -O1: the optimization sanitizers are usually run with; it halves the
+# compile time of an instrumented build.
+asan() {
+  configure_build_test "$root/ci-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DDCPSCHED_SANITIZE=ON -DDCPSCHED_BENCH=OFF
+}
+
+clang_digest() {
+  CC=clang-14 CXX=clang++-14 configure_build_test "$root/ci-clang" \
+    --tests '^schedule_digest$' --target schedule_digest \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF
+}
+
+oss_fuzz() {
+  fuzz/oss_fuzz_build_test.sh "$root/oss-fuzz" | tee "$root/oss-fuzz.log" || true
+  count_line "$root/oss-fuzz.log"
+}
+
+import() {
+  fuzz/import_finding_test.sh "$root/oss-fuzz/work/dcpsched-oss-fuzz" "$root/oss-fuzz/out" \
+    | tee "$root/import.log" || true
+  count_line "$root/import.log"
+}
+
+# Counts a fuzz/run_fuzzers.sh log: a target ok, or not.
+count_fuzz() {
+  local ok bad
+  ok=$(grep -c ': ok (' "$1" || true)
+  bad=$(grep -cE ': (FOUND|FAILED)' "$1" || true)
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  ((ok + bad > 0)) || failed=$((failed + 1))
+}
+
+fuzz() {
+  if [[ ! -d $root/oss-fuzz/out ]]; then
+    echo "FAILED: no fuzzers in $root/oss-fuzz/out"
+    failed=$((failed + 1))
+    return
+  fi
+  fuzz/run_fuzzers.sh --no-merge --build "$root/oss-fuzz/out" \
+    -t "${DCPSCHED_FUZZ_SECONDS:-60}" -p "${DCPSCHED_FUZZ_PARALLEL:-2}" | tee "$root/fuzz.log" || true
+  count_fuzz "$root/fuzz.log"
+}
+
+nightly_fuzz() {
+  local scratch=$root/nightly
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+  cp -r corpus "$scratch/corpus"
+  local build
+  build=$(DCPSCHED_FUZZ_BUILD="$root/ci-fuzz" fuzz/build_fuzzers.sh)
+  fuzz/run_fuzzers.sh --build "$build" --corpus-root "$scratch/corpus" \
+    -t "${DCPSCHED_NIGHTLY_FUZZ_SECONDS:-600}" -p "${DCPSCHED_FUZZ_PARALLEL:-2}" \
+    | tee "$root/nightly-fuzz.log" || true
+  count_fuzz "$root/nightly-fuzz.log"
+  fuzz/collect_new_inputs.sh "$scratch/corpus" "$scratch/new" | tee "$scratch/new.log"
+  echo "nightly: fuzzed corpus in $scratch/corpus; what corpus/ lacks in $scratch/new/corpus"
+  echo "nightly: findings: $(find "$scratch/new/corpus" -path '*/regressions/*' -type f | wc -l)" \
+       "(cp -r $scratch/new/corpus . keeps everything)"
+}
+
+# The property executables of the release build, run directly so that
+# RC_PARAMS is not ctest's (which fixes the default number of cases).
+properties() {
+  local cases=${DCPSCHED_NIGHTLY_PROPERTY_CASES:-100000} exe log
+  for exe in "$root"/ci-release/*_properties; do
+    log=$root/nightly-$(basename "$exe").log
+    echo "$(basename "$exe"): $cases cases per property"
+    RC_PARAMS="max_success=$cases" "$exe" >"$log" 2>&1 || true
+    grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] .*\.' "$log" || true
+    local ok bad
+    ok=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | awk '{print $4}')
+    bad=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?' "$log" | awk '{print $4}')
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + ${bad:-0}))
+    [[ -n $ok || -n $bad ]] || failed=$((failed + 1))
+  done
+}
+
+# Runs a tool of another issue if it is there: one pass or one failure.
+optional_tool() {
+  local tool=$1
+  shift
+  if [[ ! -x $tool ]]; then
+    echo "$tool: not in this tree; skipped"
+    return
+  fi
+  if "$tool" "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
+stage release release
+stage asan asan
+stage clang-digest clang_digest
+stage oss-fuzz oss_fuzz
+stage import import
+stage fuzz fuzz
+if ((nightly)); then
+  stage nightly-fuzz nightly_fuzz
+  stage properties properties
+  stage coverage optional_tool scripts/coverage.sh
+  stage mutation optional_tool mutation/run_mutants.py --out "$root/mutation-results.md"
+fi
+
+tier=default
+((nightly)) && tier=nightly
+echo "=== $tier tier, stage times:"
+printf '  %s\n' "${stage_times[@]}"
+children_cpu
+echo "=== $tier tier: $((SECONDS - run_start)) s wall, $cpu s CPU on $(nproc) cores"
+echo "total: $passed passed, $failed failed"
+((failed == 0))
