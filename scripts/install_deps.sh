@@ -15,6 +15,7 @@ packages=(
   librsvg2-bin           # rsvg-convert: the SVG tests render schedule pictures
   lld                    # fast linking of mutant builds (mutation/run_mutants.sh)
   pybind11-dev python3-pybind11 python3-dev python3-pytest  # Python module, its tests
+  python3-setuptools python3-wheel python3-venv python3-pip  # pip package, its venv test
 )
 
 missing=()

@@ -9,6 +9,8 @@ from typing import List, Optional
 from dcpsched.conformance import checks, corpus, generators, shrink, upstream
 from dcpsched.conformance.golden import GoldenWriter
 
+# A progress line on stderr every this many problems.
+PROGRESS_EVERY = 500
 CLOSING = ("conformance: {equal} equal, {differ} differ, {both} both reject, "
            "{hangs} upstream hangs (dcpsched rejects)")
 
@@ -80,6 +82,8 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     try:
         for source, problem in _problems(args, corpora):
             problems += 1
+            if problems % PROGRESS_EVERY == 0:
+                print(f"conformance: {problems} problems so far", file=sys.stderr, flush=True)
             for outcome in checks.run_checks(up, problem, args.timeout):
                 counts[outcome.kind] += 1
                 if writer:
