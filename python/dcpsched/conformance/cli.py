@@ -96,7 +96,8 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     if writer:
         written = writer.write()
         print(f"golden: wrote {', '.join(f'{n} cases to {f}' for f, n in written.items())} "
-              f"in {args.write_golden}", file=out)
+              f"in {args.write_golden} ({writer.left_out} left out: a number outside int64)",
+              file=out)
     print(f"{problems} problems; not compared: {counts[checks.OUTSIDE]} outside dcpsched's "
           f"limits (upstream accepts them), {counts[checks.SKIP]} alignments of an upstream "
           "schedule that failed", file=out)

@@ -6,8 +6,10 @@ vpp_align.jsonl (with vpp_group > 1), packing_aware_step.jsonl
 (next_hdp_group_packing_aware) and dp_balanced_schedule.jsonl. Where upstream
 raised, "expect" is {"ok": false, "error": "Type: message"}; where it
 returned an answer that breaks an invariant, the error is
-"UpstreamInvariantViolation: ...". Inputs on which upstream hangs, and
-problems outside dcpsched's limits, are not written. So the project can
+"UpstreamInvariantViolation: ...". Inputs on which upstream hangs, problems
+outside dcpsched's limits that upstream accepts, and problems with a number
+outside int64 (the format's integers; the fuzz corpora hold such dp_size *
+cp_size products) are not written. So the project can
 regenerate its vectors from any upstream commit:
 `dcpsched check-golden DIR/*.jsonl` then runs them through the core.
 """
@@ -71,12 +73,24 @@ def _case(name, outcome):
             "expect": _expect(outcome)}
 
 
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
+def _fits_int64(case) -> bool:
+    numbers = [case[field] for field in ("total_gpus", "dp_size", "cp_size",
+                                         "max_seq_len_per_rank", "min_cp_size", "vpp_group",
+                                         "max_num_seqs") if case[field] is not None]
+    numbers += [value for pair in case["samples"] for value in pair]
+    return all(value in _INT64 for value in numbers)
+
+
 class GoldenWriter:
     """Collects outcomes; write() puts their upstream answers into DIR/*.jsonl."""
 
     def __init__(self, directory):
         self._directory = pathlib.Path(directory)
         self._lines = {}
+        self.left_out = 0  # cases with a number outside int64
 
     def add(self, outcome) -> None:
         """Keeps `outcome` if it holds an upstream answer the format can say."""
@@ -87,8 +101,11 @@ class GoldenWriter:
             return
         file_name, prefix = _file_and_prefix(outcome)
         lines = self._lines.setdefault(file_name, [])
-        name = f"{prefix}-{len(lines) + 1:04d}"
-        lines.append(json.dumps(_case(name, outcome), separators=(",", ":")))
+        case = _case(f"{prefix}-{len(lines) + 1:04d}", outcome)
+        if not _fits_int64(case):
+            self.left_out += 1
+            return
+        lines.append(json.dumps(case, separators=(",", ":")))
 
     def write(self):
         """Writes the files; returns {file name: number of cases}."""
