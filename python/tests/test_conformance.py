@@ -87,6 +87,10 @@ def test_everything_equal_against_a_checkout_that_calls_dcpsched(tmp_path):
     for path in golden.glob("*.jsonl"):
         for line in path.read_text().splitlines():
             case = json.loads(line)
+            numbers = [case[f] for f in ("total_gpus", "dp_size", "cp_size", "min_cp_size",
+                                         "max_seq_len_per_rank", "vpp_group", "max_num_seqs")]
+            numbers += [value for pair in case["samples"] for value in pair]
+            assert all(-(1 << 63) <= n < 1 << 63 for n in numbers if n is not None), line
             expect = case["expect"]
             if not expect["ok"]:
                 with pytest.raises(ValueError):
