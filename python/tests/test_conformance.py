@@ -237,3 +237,17 @@ def test_generated_problems_are_valid_and_cover_the_families():
     assert has(lambda p: any(n > 128 and n != 8192 and n % 2 for _, n in p.samples))  # lognormal
     assert has(lambda p: p.total_gpus >= 1024)
     assert len(balanced) > 200 and any(p.max_num_seqs for p in balanced)
+
+
+def loop_forever():
+    while True:
+        pass
+
+
+def test_upstream_calls_are_answers_errors_or_hangs():
+    assert checks.run_upstream(lambda: [(1, 2.5)], 5.0).value == [(1, 2.5)]
+    assert checks.run_upstream(lambda: 1 // 0, 5.0).error == (
+        "ZeroDivisionError: integer division or modulo by zero")
+    assert checks.run_upstream(loop_forever, 0.3).hung
+    # A list growing without end: stopped by the memory limit, not by the clock.
+    assert checks.run_upstream(lambda: [0] * (checks.UPSTREAM_MEMORY_LIMIT // 4), 60.0).hung

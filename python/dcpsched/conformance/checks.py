@@ -49,7 +49,7 @@ UPSTREAM_HANGS = "upstream hangs"
 # A timed-out upstream call where dcpsched answers is run again this many
 # times longer.
 RETRY_FACTOR = 30
-# Address space an upstream call may use (bytes).
+# Address space an upstream call may add to the process's (bytes).
 UPSTREAM_MEMORY_LIMIT = 2 << 30
 OUTSIDE = "outside"
 SKIP = "skip"
@@ -69,17 +69,29 @@ class Answer:
         return self.error is None and not self.hung
 
 
+def _limit_memory_growth(growth: int) -> None:
+    """Lets this process map at most `growth` more bytes of address space than
+    it has now (relative, since a sanitized build maps terabytes of shadow)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = mapped + growth
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def run_upstream(call: Callable[[], Any], timeout: float) -> Answer:
     """Runs an upstream call in a forked child; any exception is upstream
     refusing the input. A child that runs past `timeout` seconds is killed, and
-    one that exhausts UPSTREAM_MEMORY_LIMIT bytes (upstream's endless loops
+    one that maps UPSTREAM_MEMORY_LIMIT more bytes (upstream's endless loops
     grow lists) stops with MemoryError: both count as a hang."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run, send the answer, exit at once
         os.close(read_end)
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (UPSTREAM_MEMORY_LIMIT,) * 2)
+            _limit_memory_growth(UPSTREAM_MEMORY_LIMIT)
             try:
                 answer = Answer(value=call())
             except MemoryError:
