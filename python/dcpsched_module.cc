@@ -1,5 +1,7 @@
-// The Python module `dcpsched`: the schedulers and the schedule checker of
-// this library, callable from Python (python/README.md shows how).
+// The extension module `dcpsched._core`: the schedulers, VPP alignment and
+// the schedule checker of this library, callable from Python. The package
+// `dcpsched` (python/dcpsched/__init__.py) re-exports everything here;
+// python/README.md shows how to use it.
 //
 // Every function first converts its Python arguments to C++ values with the
 // GIL held, then runs the core with the GIL released (other Python threads
@@ -11,9 +13,10 @@
 // - TypeError: an argument of the wrong type or shape, named in the message
 //   ("sample_id_seqlens[3][1] (len) must be an int, not float"). Ints may be
 //   any object with __index__ (numpy integers, for instance).
-// - ValueError: an int outside int64, or an input the core rejects with
-//   InvalidArgument (outside SPEC's limits) or FailedPrecondition (upstream's
-//   algorithm cannot schedule it). The message is the core's.
+// - ValueError: an int outside int64, or an input the core rejects: with
+//   InvalidArgument (outside SPEC's limits) as its subclass InvalidInputError,
+//   with FailedPrecondition (upstream's algorithm cannot schedule it) as its
+//   subclass UnschedulableError. The message is the core's.
 // - RuntimeError: any other core error (an internal one).
 
 // pybind11 includes Python.h, which must come before the standard headers.
@@ -37,6 +40,7 @@
 #include "core/packing_aware.h"
 #include "core/types.h"
 #include "core/validate.h"
+#include "core/vpp_align.h"
 
 #ifndef DCPSCHED_VERSION
 #define DCPSCHED_VERSION "unknown"
@@ -199,14 +203,26 @@ DynamicCpOptions ToDynamicCpOptions(py::handle total_gpus,
 // ---------------------------------------------------------------------------
 // Running the core.
 
+// The module's exception classes, made once in PYBIND11_MODULE below and
+// looked up by name on the error path only.
+constexpr char kInvalidInputError[] = "InvalidInputError";
+constexpr char kUnschedulableError[] = "UnschedulableError";
+
 // Raises the Python exception for a core error (see the file comment).
 [[noreturn]] void ThrowStatus(const absl::Status& status) {
   std::string message(status.message());
-  if (status.code() == absl::StatusCode::kInvalidArgument ||
-      status.code() == absl::StatusCode::kFailedPrecondition) {
-    throw py::value_error(message);
+  const char* error_class = nullptr;
+  if (status.code() == absl::StatusCode::kInvalidArgument) {
+    error_class = kInvalidInputError;
+  } else if (status.code() == absl::StatusCode::kFailedPrecondition) {
+    error_class = kUnschedulableError;
+  } else {
+    throw std::runtime_error(message);  // pybind11 raises RuntimeError
   }
-  throw std::runtime_error(message);  // pybind11 raises RuntimeError
+  const py::object type =
+      py::module_::import("dcpsched._core").attr(error_class);
+  PyErr_SetString(type.ptr(), message.c_str());
+  throw py::error_already_set();
 }
 
 template <typename T>
@@ -315,6 +331,14 @@ py::list PyScheduleDpBalanced(const py::object& sample_id_seqlens,
       WithoutGil([&] { return ScheduleDpBalanced(lens, options); })));
 }
 
+py::list PyAlignToVppGroup(const py::object& schedule,
+                           const py::object& vpp_group) {
+  Schedule input = ToSchedule(schedule, "schedule");
+  const std::int64_t group = ToInt64Argument(vpp_group, "vpp_group");
+  return ToPython(ValueOrThrow(WithoutGil(
+      [&] { return AlignToVppGroup(std::move(input), group); })));
+}
+
 py::list PyVerify(const py::object& schedule,
                   const py::object& sample_id_seqlens,
                   const py::object& total_gpus,
@@ -355,10 +379,46 @@ where upstream crashes, hangs or breaks its own invariants. The GIL is
 released while scheduling.
 
 Functions: schedule_dynamic_cp, next_group_packing_aware,
-schedule_dp_balanced, schedule_legacy, verify.
+align_to_vpp_group, schedule_dp_balanced, schedule_legacy, verify.
 Errors: TypeError for arguments of the wrong type or shape; ValueError for
-input outside the limits or that upstream's algorithm cannot schedule (the
-message says what to change); RuntimeError for an internal error.
+input outside the limits (InvalidInputError) or that upstream's algorithm
+cannot schedule (UnschedulableError), the message saying what to change;
+RuntimeError for an internal error.
+)doc";
+
+constexpr char kInvalidInputErrorDoc[] =
+    "The input is outside the scheduler's limits (SPEC \"Valid input\"): "
+    "G, max_seq_len_per_rank, min_cp_size, vpp_group or a length out of "
+    "range, a duplicate id, a sample that needs more than G ranks, or a "
+    "malformed schedule. A ValueError.";
+
+constexpr char kUnschedulableErrorDoc[] =
+    "A valid input that upstream's algorithm cannot schedule: upstream "
+    "would raise IndexError or AssertionError, hang, or return a schedule "
+    "that breaks its own invariants. A ValueError.";
+
+constexpr char kAlignToVppGroupDoc[] =
+    R"doc(align_to_vpp_group(schedule, vpp_group)
+--
+
+Splits microbatches until their number is a multiple of vpp_group: upstream's
+align_sample_id_groups, on any schedule.
+
+Args:
+  schedule: list[list[list[int]]], per microbatch, per rank, the ids; every
+    microbatch has the same number of ranks and no empty rank.
+  vpp_group: microbatch_group_size_per_vp_stage, >= 1.
+
+Returns:
+  list[list[list[int]]]: the aligned schedule (a new list; the argument is
+  not changed, unlike upstream's, which changes its argument in place).
+
+Raises:
+  TypeError: an argument has the wrong type or shape.
+  InvalidInputError: a malformed schedule or vpp_group < 1.
+  UnschedulableError: no microbatch can be split any more, or widening a
+    half needs more ranks than it has (upstream raises AssertionError,
+    hangs, or returns a microbatch wider than G).
 )doc";
 
 constexpr char kScheduleDynamicCpDoc[] =
@@ -386,8 +446,9 @@ Returns:
 
 Raises:
   TypeError: an argument has the wrong type or shape.
-  ValueError: the input is outside the limits, or upstream's algorithm
-    cannot schedule it (upstream would raise, hang or break an invariant).
+  InvalidInputError (a ValueError): the input is outside the limits.
+  UnschedulableError (a ValueError): upstream's algorithm cannot schedule
+    it (upstream would raise, hang or break an invariant).
 )doc";
 
 constexpr char kScheduleLegacyDoc[] =
@@ -486,13 +547,23 @@ Raises:
 }  // namespace
 }  // namespace dcpsched
 
-PYBIND11_MODULE(dcpsched, module) {
+PYBIND11_MODULE(_core, module) {
   namespace py = ::pybind11;
   py::options options;
   options.disable_function_signatures();
 
   module.doc() = dcpsched::kModuleDoc;
   module.attr("__version__") = DCPSCHED_VERSION;
+  // Subclasses of ValueError, so `except ValueError` keeps catching both.
+  const auto add_error = [&module](const char* name, const char* doc) {
+    const std::string qualified = std::string("dcpsched.") + name;
+    PyObject* const type = PyErr_NewExceptionWithDoc(
+        qualified.c_str(), doc, PyExc_ValueError, nullptr);
+    if (type == nullptr) throw py::error_already_set();
+    module.attr(name) = py::reinterpret_steal<py::object>(type);
+  };
+  add_error(dcpsched::kInvalidInputError, dcpsched::kInvalidInputErrorDoc);
+  add_error(dcpsched::kUnschedulableError, dcpsched::kUnschedulableErrorDoc);
 
   module.def("schedule_dynamic_cp", &dcpsched::PyScheduleDynamicCp,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
@@ -513,6 +584,9 @@ PYBIND11_MODULE(dcpsched, module) {
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
              py::arg("vpp_group") = py::none(), dcpsched::kScheduleLegacyDoc);
+  module.def("align_to_vpp_group", &dcpsched::PyAlignToVppGroup,
+             py::arg("schedule"), py::arg("vpp_group"),
+             dcpsched::kAlignToVppGroupDoc);
   module.def("verify", &dcpsched::PyVerify, py::arg("schedule"),
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,

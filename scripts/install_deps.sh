@@ -20,6 +20,7 @@ packages=(
   libssl-dev             # SHA-256 (OpenSSL) for the schedule_digest test
   python3-yaml           # the CI configuration test parses the workflows
   zip unzip              # OSS-Fuzz seed corpora ($OUT/*_seed_corpus.zip), artifacts
+  python3-setuptools python3-wheel python3-venv python3-pip  # pip package, its venv test
 )
 
 missing=()

@@ -9,6 +9,7 @@ import inspect
 import pytest
 
 import dcpsched
+from conftest import golden_cases
 
 BATCH = [(7, 5000), (8, 300), (9, 1200)]
 BATCH_SCHEDULE = [[[7], [7], [7], [7], [9, 8], [9, 8], [9, 8], [9, 8]]]
@@ -136,21 +137,53 @@ def test_signatures_are_introspectable():
      "dp_size is 0"),
 ])
 def test_invalid_input_raises_value_error_with_the_core_message(call, message):
-    with pytest.raises(ValueError) as error:
+    with pytest.raises(dcpsched.InvalidInputError) as error:
         call()
+    assert isinstance(error.value, ValueError)
     assert message in str(error.value)
 
 
 def test_upstream_failures_raise_value_error():
     # Upstream raises IndexError here (SPEC, expand-once defect).
-    with pytest.raises(ValueError, match="total_gpus=5"):
+    with pytest.raises(dcpsched.UnschedulableError, match="total_gpus=5"):
         dcpsched.schedule_dynamic_cp([(0, 1), (1, 1)], 5, 1)
     # Upstream hangs here (SPEC, golden vectors section).
-    with pytest.raises(ValueError, match="VPP alignment"):
+    with pytest.raises(dcpsched.UnschedulableError, match="VPP alignment"):
         dcpsched.schedule_dynamic_cp([(0, 1), (1, 1)], 3, 1, vpp_group=2)
     # Upstream: AssertionError "Not enough samples to move".
-    with pytest.raises(ValueError, match="not enough samples to move"):
+    with pytest.raises(dcpsched.UnschedulableError, match="not enough samples to move"):
         dcpsched.schedule_dp_balanced([(0, 2048)], 5, 1, 2048)
+    assert issubclass(dcpsched.UnschedulableError, ValueError)
+    assert not issubclass(dcpsched.UnschedulableError, dcpsched.InvalidInputError)
+
+
+def test_align_to_vpp_group_is_the_schedulers_alignment():
+    """On every golden VPP case upstream scheduled, aligning the unaligned
+    schedule gives upstream's aligned one, and the argument is unchanged."""
+    cases = [case for _, case in golden_cases()
+             if case["kind"] == "schedule" and case["scheduler"] == "packing_aware"
+             and case["vpp_group"] and case["vpp_group"] > 1 and case["expect"]["ok"]]
+    assert len(cases) > 50
+    for case in cases:
+        samples = [tuple(pair) for pair in case["samples"]]
+        unaligned = dcpsched.schedule_dynamic_cp(samples, case["total_gpus"],
+                                                 case["max_seq_len_per_rank"],
+                                                 case["min_cp_size"])
+        before = [[list(rank) for rank in microbatch] for microbatch in unaligned]
+        aligned = dcpsched.align_to_vpp_group(unaligned, case["vpp_group"])
+        assert aligned == case["expect"]["groups"], case["name"]
+        assert unaligned == before
+
+
+def test_align_to_vpp_group_errors():
+    with pytest.raises(dcpsched.InvalidInputError, match="vpp_group"):
+        dcpsched.align_to_vpp_group([[[1], [2]]], 0)
+    with pytest.raises(dcpsched.InvalidInputError):
+        dcpsched.align_to_vpp_group([[[1], [2]], [[3]]], 2)  # ragged
+    with pytest.raises(dcpsched.UnschedulableError):
+        dcpsched.align_to_vpp_group([[[1], [1]]], 2)  # one CP group: nothing to split
+    with pytest.raises(TypeError, match="schedule"):
+        dcpsched.align_to_vpp_group(None, 2)
 
 
 # --- wrong Python types: TypeError naming the argument -------------------------

@@ -1,0 +1,345 @@
+"""Upstream's scheduling functions and dcpsched's, side by side on one problem.
+
+Four checks, each comparing one upstream function with its dcpsched
+counterpart:
+
+  get_groups_and_subsamples     DefaultDynamicCPScheduler vs schedule_dynamic_cp
+  next_hdp_group_packing_aware  one step, exec times bit for bit, vs
+                                next_group_packing_aware
+  align_sample_id_groups        VPP alignment vs align_to_vpp_group, on
+                                upstream's unaligned schedule (vpp_group > 1)
+                                or on a corpus schedule
+  DpBalancedScheduler           vs schedule_dp_balanced
+
+Answers are equal when they are the same values of the same types (lists,
+tuples, ints; floats bit for bit). Where dcpsched refuses a problem and
+upstream returns an answer that breaks the invariants SPEC names (an empty
+rank, a microbatch of the wrong width, a rank over its token budget, an id
+lost or doubled: judged by dcpsched.verify for dynamic-CP answers), upstream
+is counted as refusing too, as the golden vectors do
+("UpstreamInvariantViolation"). Upstream runs in a forked child under a
+timeout and a memory limit: it loops forever on some inputs, and some of
+those loops grow a list without end.
+
+Outcomes: "equal", "differ", "both reject", "upstream hangs" (and dcpsched
+refuses), "outside" (dcpsched refuses the problem as outside its limits,
+InvalidInputError, and upstream gives an answer that keeps the invariants:
+upstream's behaviour outside SPEC's valid input is not the contract, so it
+is counted apart, not compared), "skip" (the check needs an upstream answer
+that does not exist, e.g. alignment when upstream's schedule failed).
+"""
+
+import dataclasses
+import os
+import pickle
+import resource
+import select
+import signal
+import struct
+import time
+from typing import Any, Callable, Optional
+
+import dcpsched
+from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem, VppAlignProblem
+
+EQUAL = "equal"
+DIFFER = "differ"
+BOTH_REJECT = "both reject"
+UPSTREAM_HANGS = "upstream hangs"
+# A timed-out upstream call where dcpsched answers is run again this many
+# times longer.
+RETRY_FACTOR = 30
+# Address space an upstream call may add to the process's (bytes).
+UPSTREAM_MEMORY_LIMIT = 2 << 30
+OUTSIDE = "outside"
+SKIP = "skip"
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """What one side did: returned `value`, raised `error`, or hung."""
+
+    value: Any = None
+    error: Optional[str] = None
+    hung: bool = False
+    invalid_input: bool = False  # dcpsched: InvalidInputError
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.hung
+
+
+def _limit_memory_growth(growth: int) -> None:
+    """Lets this process map at most `growth` more bytes of address space than
+    it has now (relative, since a sanitized build maps terabytes of shadow)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = mapped + growth
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def run_upstream(call: Callable[[], Any], timeout: float) -> Answer:
+    """Runs an upstream call in a forked child; any exception is upstream
+    refusing the input. A child that runs past `timeout` seconds is killed, and
+    one that maps UPSTREAM_MEMORY_LIMIT more bytes (upstream's endless loops
+    grow lists) stops with MemoryError: both count as a hang."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the answer, exit at once
+        os.close(read_end)
+        try:
+            _limit_memory_growth(UPSTREAM_MEMORY_LIMIT)
+            try:
+                answer = Answer(value=call())
+            except MemoryError:
+                answer = Answer(hung=True)
+            except Exception as error:  # pylint: disable=broad-except
+                answer = Answer(error=f"{type(error).__name__}: {error}")
+            data = pickle.dumps(answer)
+        except BaseException:  # pylint: disable=broad-except
+            data = b""
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+        os._exit(0)
+    os.close(write_end)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    with os.fdopen(read_end, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                chunks = []
+                break
+            chunk = os.read(pipe.fileno(), 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    data = b"".join(chunks)
+    if not data:
+        return Answer(hung=True)
+    return pickle.loads(data)
+
+
+def run_dcpsched(call: Callable[[], Any]) -> Answer:
+    """Runs a dcpsched call; it refuses with ValueError (never anything else)."""
+    try:
+        return Answer(value=call())
+    except ValueError as error:
+        return Answer(error=f"{type(error).__name__}: {error}",
+                      invalid_input=isinstance(error, dcpsched.InvalidInputError))
+
+
+def same(a, b) -> bool:
+    """True if a and b are the same values of the same types, floats bit for bit."""
+    return first_difference(a, b) is None
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """One check on one problem."""
+
+    check: str
+    kind: str
+    upstream: Answer
+    dcpsched: Answer
+    # The problem the check ran on.
+    problem: Any = None
+    # Why upstream's answer counts as a refusal (an invariant it breaks).
+    upstream_broken: Optional[str] = None
+
+    def describe(self, limit: int = 300) -> str:
+        """The two answers, shortened; for two different values, where they differ."""
+        if self.upstream.ok and self.dcpsched.ok:
+            where = first_difference(self.upstream.value, self.dcpsched.value)
+            if where is not None:
+                return where
+        def text(answer):
+            if answer.hung:
+                return "hangs"
+            if answer.error is not None:
+                return f"raises {answer.error}"
+            return f"returns {answer.value!r}"
+        def clip(value):
+            return value if len(value) <= limit else value[:limit] + " ..."
+        return f"upstream {clip(text(self.upstream))}; dcpsched {clip(text(self.dcpsched))}"
+
+
+def first_difference(a, b, path="answer") -> Optional[str]:
+    """Where a and b first differ (see same()), or None if they do not."""
+    if type(a) is not type(b):
+        return f"{path}: upstream {a!r} ({type(a).__name__}), dcpsched {b!r} ({type(b).__name__})"
+    if isinstance(a, (list, tuple)):
+        for index, (x, y) in enumerate(zip(a, b)):
+            where = first_difference(x, y, f"{path}[{index}]")
+            if where is not None:
+                return where
+        if len(a) != len(b):
+            return f"{path}: upstream has {len(a)} items, dcpsched {len(b)}"
+        return None
+    if isinstance(a, float):
+        if struct.pack("<d", a) == struct.pack("<d", b):
+            return None
+        return f"{path}: upstream {a!r} ({a.hex()}), dcpsched {b!r} ({b.hex()})"
+    return None if a == b else f"{path}: upstream {a!r}, dcpsched {b!r}"
+
+
+def _dynamic_schedule_broken(problem: DynamicCpProblem, groups) -> Optional[str]:
+    try:
+        violations = dcpsched.verify(groups, list(problem.samples), problem.total_gpus,
+                                     problem.max_seq_len_per_rank, problem.min_cp_size,
+                                     problem.vpp_group)
+    except (TypeError, ValueError) as error:
+        return f"unreadable or for an invalid problem: {error}"
+    return "; ".join(violations[:3]) if violations else None
+
+
+def _step_broken(problem: DynamicCpProblem, step) -> Optional[str]:
+    try:
+        _, leftovers, _, sample_ids = step
+        left = {sample_id for sample_id, _ in leftovers}
+    except (TypeError, ValueError) as error:
+        return f"not a 4-tuple: {error}"
+    placed = problem.with_samples(s for s in problem.samples if s[0] not in left)
+    return _dynamic_schedule_broken(dataclasses.replace(placed, vpp_group=None), [sample_ids])
+
+
+def _width_broken(schedule, width: int) -> Optional[str]:
+    for index, microbatch in enumerate(schedule):
+        if len(microbatch) != width:
+            return f"microbatch {index} has {len(microbatch)} ranks, expected {width}"
+        empty = [rank for rank, ids in enumerate(microbatch) if not ids]
+        if empty:
+            return f"microbatch {index} ranks {empty} empty"
+    return None
+
+
+def _dp_balanced_broken(problem: DpBalancedProblem, groups) -> Optional[str]:
+    broken = _width_broken(groups, problem.dp_size * problem.cp_size)
+    if broken:
+        return broken
+    budget = problem.max_seq_len_per_rank * problem.cp_size
+    for index, microbatch in enumerate(groups):
+        for rank, positions in enumerate(microbatch):
+            tokens = sum(problem.lens[p] for p in positions)
+            if tokens > budget:
+                return f"microbatch {index} rank {rank} tokens {tokens} > {budget}"
+    return None
+
+
+def _unaligned_schedule(upstream, problem: DynamicCpProblem):
+    return upstream.dynamic_cp_scheduler(
+        max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=1,
+        dp_size=problem.total_gpus, microbatch_group_size_per_vp_stage=None,
+        min_cp_size=problem.min_cp_size).get_groups_and_subsamples(list(problem.samples))
+
+
+def _compare(check, upstream_call, dcpsched_answer, broken, problem, timeout) -> Outcome:
+    """Runs upstream (dcpsched has run) and classifies the two answers. An
+    upstream call that times out where dcpsched answers is given
+    RETRY_FACTOR times longer before it counts as a hang (upstream is slow on
+    thousands of ranks)."""
+    d = dcpsched_answer
+    u = run_upstream(upstream_call, timeout)
+    if u.hung and d.ok:
+        u = run_upstream(upstream_call, timeout * RETRY_FACTOR)
+    why = None
+    if u.ok and d.ok:
+        kind = EQUAL if same(u.value, d.value) else DIFFER
+    elif d.ok:
+        kind = DIFFER
+    elif u.hung:
+        kind = UPSTREAM_HANGS
+    elif not u.ok:
+        kind = BOTH_REJECT
+    else:
+        why = broken(u.value)
+        if why:
+            kind = BOTH_REJECT
+        else:
+            kind = OUTSIDE if d.invalid_input else DIFFER
+    return Outcome(check, kind, u, d, problem, why)
+
+
+def check_dynamic_cp(upstream, problem: DynamicCpProblem, timeout: float, only=None):
+    """The three checks of a dynamic-CP problem (alignment only with vpp_group > 1),
+    or just the one named `only`."""
+    samples = list(problem.samples)
+    outcomes = []
+    if only in (None, "get_groups_and_subsamples"):
+        outcomes.append(_compare(
+            "get_groups_and_subsamples",
+            lambda: upstream.dynamic_cp_scheduler(
+                max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=1,
+                dp_size=problem.total_gpus,
+                microbatch_group_size_per_vp_stage=problem.vpp_group,
+                min_cp_size=problem.min_cp_size).get_groups_and_subsamples(samples),
+            run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
+                samples, problem.total_gpus, problem.max_seq_len_per_rank,
+                problem.min_cp_size, problem.vpp_group)),
+            lambda groups: _dynamic_schedule_broken(problem, groups), problem, timeout))
+    if only in (None, "next_hdp_group_packing_aware"):
+        outcomes.append(_compare(
+            "next_hdp_group_packing_aware",
+            lambda: upstream.next_group_packing_aware(
+                list(samples), problem.total_gpus, problem.max_seq_len_per_rank,
+                problem.min_cp_size),
+            run_dcpsched(lambda: dcpsched.next_group_packing_aware(
+                samples, problem.total_gpus, problem.max_seq_len_per_rank,
+                problem.min_cp_size)),
+            lambda step: _step_broken(problem, step), problem, timeout))
+    if (only in (None, "align_sample_id_groups") and problem.vpp_group is not None
+            and problem.vpp_group > 1):
+        unaligned = run_upstream(lambda: _unaligned_schedule(upstream, problem), timeout)
+        if unaligned.ok and not _dynamic_schedule_broken(
+                dataclasses.replace(problem, vpp_group=None), unaligned.value):
+            outcomes.append(_align_outcome(upstream, unaligned.value, problem.vpp_group,
+                                           timeout, problem))
+        else:
+            outcomes.append(Outcome("align_sample_id_groups", SKIP, unaligned, Answer(),
+                                    problem))
+    return outcomes
+
+
+def _align_outcome(upstream, schedule, vpp_group, timeout, problem) -> Outcome:
+    width = len(schedule[0]) if schedule else 0
+    copy = [[list(rank) for rank in microbatch] for microbatch in schedule]
+    return _compare(
+        "align_sample_id_groups",
+        lambda: upstream.align_sample_id_groups(copy, vpp_group),
+        run_dcpsched(lambda: dcpsched.align_to_vpp_group(schedule, vpp_group)),
+        lambda aligned: _width_broken(aligned, width), problem, timeout)
+
+
+def check_vpp_align(upstream, problem: VppAlignProblem, timeout: float, only=None):
+    """Alignment of a given schedule."""
+    return [_align_outcome(upstream, problem.schedule_lists(), problem.vpp_group, timeout,
+                           problem)]
+
+
+def check_dp_balanced(upstream, problem: DpBalancedProblem, timeout: float, only=None):
+    """DpBalancedScheduler on the problem's lengths (ids = positions)."""
+    samples = problem.samples()
+    return [_compare(
+        "DpBalancedScheduler",
+        lambda: upstream.dp_balanced_scheduler(
+            max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=problem.cp_size,
+            dp_size=problem.dp_size, microbatch_group_size_per_vp_stage=problem.vpp_group,
+            max_num_seqs=problem.max_num_seqs).get_groups_and_subsamples(samples),
+        run_dcpsched(lambda: dcpsched.schedule_dp_balanced(
+            samples, problem.dp_size, problem.cp_size, problem.max_seq_len_per_rank,
+            problem.max_num_seqs, problem.vpp_group)),
+        lambda groups: _dp_balanced_broken(problem, groups), problem, timeout)]
+
+
+def run_checks(upstream, problem, timeout: float, only: Optional[str] = None):
+    """Every check that applies to `problem`, or only the one named `only`."""
+    if isinstance(problem, DynamicCpProblem):
+        return check_dynamic_cp(upstream, problem, timeout, only)
+    if isinstance(problem, DpBalancedProblem):
+        return check_dp_balanced(upstream, problem, timeout, only)
+    return check_vpp_align(upstream, problem, timeout, only)

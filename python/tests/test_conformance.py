@@ -1,0 +1,253 @@
+"""dcpsched.conformance against fixture checkouts (no upstream code here).
+
+fixtures/megatron_calls_dcpsched/ holds scheduling files with upstream's
+names and signatures that call dcpsched itself, so a run against it must
+find everything equal; the tests derive from it a copy with one planted
+difference (found, shrunk, exit 1), a copy that hangs where dcpsched
+refuses (counted as hangs, exit 0) and a copy without the functions, as
+Megatron-LM main is (exit 2).
+"""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import dcpsched
+from conftest import REPO
+from dcpsched.conformance import checks, corpus, generators, upstream
+from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem
+from test_golden import assert_schedule_equal, assert_step_equal, run as run_golden_case
+
+FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "megatron_calls_dcpsched"
+DATASETS = pathlib.Path("megatron", "core", "datasets")
+CLOSING = re.compile(r"^conformance: (\d+) equal, (\d+) differ, (\d+) both reject, "
+                     r"(\d+) upstream hangs \(dcpsched rejects\)$")
+STEP_RETURN = "    return micro_batches, leftovers, exec_times, sample_ids\n"
+
+
+def conformance(*args, cwd=None):
+    """Runs `python3 -m dcpsched.conformance ARGS`; returns (status, stdout, counts)."""
+    result = subprocess.run([sys.executable, "-m", "dcpsched.conformance", *map(str, args)],
+                            capture_output=True, text=True, cwd=cwd, timeout=900, check=False)
+    lines = result.stdout.splitlines()
+    match = CLOSING.match(lines[-1]) if lines else None
+    counts = tuple(int(n) for n in match.groups()) if match else None
+    return result.returncode, result.stdout + result.stderr, counts
+
+
+def copy_fixture(tmp_path, edit=None):
+    """The fixture checkout copied to tmp_path/checkout, edit(file name, text) applied."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FIXTURE, checkout)
+    if edit:
+        for path in (checkout / DATASETS).glob("*.py"):
+            path.write_text(edit(path.name, path.read_text()))
+    return checkout
+
+
+def small_corpus(tmp_path, count):
+    """tmp_path/fuzz_packing_aware with the first `count` committed inputs."""
+    directory = tmp_path / "fuzz_packing_aware"
+    directory.mkdir()
+    for path in sorted((REPO / "corpus" / "fuzz_packing_aware").glob("*"))[:count]:
+        if path.is_file():
+            shutil.copy(path, directory / path.name)
+    return directory
+
+
+def test_everything_equal_against_a_checkout_that_calls_dcpsched(tmp_path):
+    checkout = copy_fixture(tmp_path)
+    golden = tmp_path / "golden"
+    status, output, counts = conformance("--megatron", checkout, "--cases", 300,
+                                         "--write-golden", golden, cwd=tmp_path)
+    assert status == 0, output
+    assert counts is not None, output
+    equal, differ, both_reject, hangs = counts
+    assert differ == 0 and hangs == 0, output
+    # 300 generated problems and every problem of the committed corpora, each
+    # compared by one to three checks.
+    committed = sum(1 for d in corpus.committed_corpora(REPO) for p in d.rglob("*") if p.is_file())
+    assert committed > 1000
+    assert equal + both_reject >= 300 + committed, output
+    assert both_reject > 0, output  # the corpora hold inputs both refuse
+    for directory in corpus.committed_corpora(REPO):
+        assert str(directory) in output
+    # No bytecode written next to the "upstream" files.
+    assert not list(checkout.rglob("__pycache__"))
+    # The golden files say what the checkout answered, in tests/golden's format.
+    names = {path.name for path in golden.glob("*.jsonl")}
+    assert names == {"packing_aware_schedule.jsonl", "packing_aware_step.jsonl",
+                     "dp_balanced_schedule.jsonl", "vpp_align.jsonl"}, names
+    for path in golden.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            case = json.loads(line)
+            numbers = [case[f] for f in ("total_gpus", "dp_size", "cp_size", "min_cp_size",
+                                         "max_seq_len_per_rank", "vpp_group", "max_num_seqs")]
+            numbers += [value for pair in case["samples"] for value in pair]
+            assert all(-(1 << 63) <= n < 1 << 63 for n in numbers if n is not None), line
+            expect = case["expect"]
+            if not expect["ok"]:
+                with pytest.raises(ValueError):
+                    run_golden_case(case)
+            elif case["kind"] == "step":
+                assert_step_equal(run_golden_case(case), expect)
+            else:
+                assert_schedule_equal(run_golden_case(case), expect["groups"])
+
+
+def parse_problem_line(line):
+    """A DynamicCpProblem from its line (io/problem_text.h's form)."""
+    fields = dict(field.split("=", 1) for field in line.split())
+    samples = tuple(tuple(int(v) for v in sample.split(":"))
+                    for sample in fields["samples"].split(",") if sample)
+    vpp = None if fields["vpp"] == "none" else int(fields["vpp"])
+    return DynamicCpProblem(samples, int(fields["G"]), int(fields["mslpr"]),
+                            int(fields["min_cp"]), vpp)
+
+
+def plant_exec_time_difference(name, text):
+    """One ulp more exec time on rank 0 when a sample is longer than mslpr."""
+    if name != "data_schedule_utils.py":
+        return text
+    assert STEP_RETURN in text
+    return text.replace(STEP_RETURN, (
+        "    if any(length > max_seq_len_per_rank for _, length in sample_seqlens):\n"
+        "        import math\n"
+        "        exec_times[0] = math.nextafter(exec_times[0], math.inf)\n") + STEP_RETURN)
+
+
+def test_a_planted_difference_is_found_and_shrunk(tmp_path):
+    checkout = copy_fixture(tmp_path, plant_exec_time_difference)
+    status, output, counts = conformance("--megatron", checkout, "--cases", 40, "--corpus",
+                                         small_corpus(tmp_path, 5), cwd=tmp_path)
+    assert status == 1, output
+    assert counts is not None and counts[1] > 0, output
+    reports = re.findall(r"^differ: (\S+): (.*)$", output, re.MULTILINE)
+    assert len(reports) == counts[1], output
+    planted = upstream.load(checkout)
+
+    def differs(problem):
+        outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
+        return outcomes[0].kind == checks.DIFFER
+
+    for check, line in reports:
+        assert check == "next_hdp_group_packing_aware", output
+        problem = parse_problem_line(line)
+        # Small, and the smallest that still shows it: dropping any sample or
+        # shortening any length by one token makes the difference go away.
+        assert len(problem.samples) <= 8, line
+        assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
+            problem.max_seq_len_per_rank + 1], line
+        assert differs(problem), line
+        for index, (sample_id, length) in enumerate(problem.samples):
+            others = problem.samples[:index] + problem.samples[index + 1:]
+            assert not differs(problem.with_samples(others)), (line, index)
+            if length > 1:
+                shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
+                assert not differs(problem.with_samples(shorter)), (line, index)
+    # The report says where: rank 0's exec time, bit patterns shown.
+    assert re.search(r"answer\[2\]\[0\]: upstream \S+ \(0x[0-9a-f.p+]+\), dcpsched", output), output
+
+
+def plant_hang(name, text):
+    """The dynamic-CP scheduler loops forever where dcpsched refuses."""
+    if name != "data_schedule.py":
+        return text
+    call = "        return dcpsched.schedule_dynamic_cp("
+    assert call in text
+    return text.replace(call, "        try:\n            dcpsched.schedule_dynamic_cp(\n"
+                        "                sample_id_seqlens, self.dp_size * self.cp_size,\n"
+                        "                self.max_seqlen_per_dp_cp_rank, self.min_cp_size,\n"
+                        "                self.microbatch_group_size_per_vp_stage)\n"
+                        "        except ValueError:\n"
+                        "            while True:\n"
+                        "                pass\n" + call)
+
+
+def test_upstream_hangs_are_timed_out_and_counted(tmp_path):
+    checkout = copy_fixture(tmp_path, plant_hang)
+    status, output, counts = conformance("--megatron", checkout, "--cases", 0, "--timeout",
+                                         0.5, "--corpus", small_corpus(tmp_path, 40),
+                                         cwd=tmp_path)
+    assert status == 0, output
+    assert counts is not None and counts[1] == 0 and counts[3] > 0, output
+
+
+def test_a_checkout_without_the_functions_exits_2(tmp_path):
+    def remove(name, text):
+        for definition in ("def next_hdp_group_packing_aware", "class DefaultDynamicCPScheduler"):
+            text = text.replace(definition, definition.replace(" ", " _gone_", 1))
+        return text
+    checkout = copy_fixture(tmp_path, remove)
+    status, output, counts = conformance("--megatron", checkout, "--cases", 5, cwd=tmp_path)
+    assert status == 2, output
+    assert counts is None
+    assert "DefaultDynamicCPScheduler" in output and "next_hdp_group_packing_aware" in output
+    assert "align_sample_id_groups" not in output  # present, so not named
+
+
+def test_a_path_that_is_no_checkout_exits_2(tmp_path):
+    status, output, _ = conformance("--megatron", tmp_path, "--cases", 5, cwd=tmp_path)
+    assert status == 2 and "data_schedule" in output, output
+
+
+def test_a_directory_that_is_no_problem_corpus_exits_2(tmp_path):
+    checkout = copy_fixture(tmp_path)
+    status, output, _ = conformance("--megatron", checkout, "--corpus",
+                                    REPO / "corpus" / "fuzz_lengths_file", cwd=tmp_path)
+    assert status == 2 and "fuzz_lengths_file" in output, output
+
+
+def test_loading_leaves_no_stand_ins_behind():
+    before = {name for name in sys.modules if name.split(".")[0] in ("torch", "megatron")}
+    loaded = upstream.load(FIXTURE)
+    after = {name for name in sys.modules if name.split(".")[0] in ("torch", "megatron")}
+    assert after == before
+    assert loaded.next_group_packing_aware([(0, 3)], 2, 2)[3] == [[0], [0]]
+
+
+def test_generated_problems_are_valid_and_cover_the_families():
+    problems = list(generators.generate(2000, seed=1))
+    assert problems == list(generators.generate(2000, seed=1))  # same seed, same problems
+    dynamic = [p for p in problems if isinstance(p, DynamicCpProblem)]
+    balanced = [p for p in problems if isinstance(p, DpBalancedProblem)]
+    for problem in dynamic:  # inside the limits: never InvalidInputError
+        try:
+            dcpsched.schedule_dynamic_cp(list(problem.samples), problem.total_gpus,
+                                         problem.max_seq_len_per_rank, problem.min_cp_size,
+                                         problem.vpp_group)
+        except dcpsched.UnschedulableError:
+            pass
+    def has(predicate):
+        return any(predicate(p) for p in dynamic)
+    assert has(lambda p: p.total_gpus & (p.total_gpus - 1))            # G not a power of two
+    assert has(lambda p: p.min_cp_size > 1)
+    assert {p.vpp_group for p in dynamic} >= {None, 1, 2, 3, 4}
+    assert has(lambda p: 0 < len(p.samples) < p.total_gpus)             # fewer samples than ranks
+    assert has(lambda p: any(abs(i) >= 1 << 40 for i, _ in p.samples))  # sparse 64-bit ids
+    assert has(lambda p: any(n in (k * p.max_seq_len_per_rank + d for k in range(1, 9)
+                                   for d in (-1, 0, 1)) for _, n in p.samples))
+    assert has(lambda p: len(p.samples) >= 2 and len({n for _, n in p.samples}) == 1)
+    assert has(lambda p: any(n > 128 and n != 8192 and n % 2 for _, n in p.samples))  # lognormal
+    assert has(lambda p: p.total_gpus >= 1024)
+    assert len(balanced) > 200 and any(p.max_num_seqs for p in balanced)
+
+
+def loop_forever():
+    while True:
+        pass
+
+
+def test_upstream_calls_are_answers_errors_or_hangs():
+    assert checks.run_upstream(lambda: [(1, 2.5)], 5.0).value == [(1, 2.5)]
+    assert checks.run_upstream(lambda: 1 // 0, 5.0).error == (
+        "ZeroDivisionError: integer division or modulo by zero")
+    assert checks.run_upstream(loop_forever, 0.3).hung
+    # A list growing without end: stopped by the memory limit, not by the clock.
+    assert checks.run_upstream(lambda: [0] * (checks.UPSTREAM_MEMORY_LIMIT // 4), 60.0).hung

@@ -1,0 +1,87 @@
+"""The package dcpsched: its version, type stubs and docstrings.
+
+__version__ is the CMake project version; dcpsched/_core.pyi declares every
+function of the extension with the extension's own parameters, and py.typed
+marks the package as typed (PEP 561); every public function of the package,
+the conformance check's included, has a docstring.
+"""
+
+import ast
+import importlib
+import inspect
+import pathlib
+import pkgutil
+import re
+
+import dcpsched
+import dcpsched.conformance
+from conftest import REPO
+
+PACKAGE_DIR = pathlib.Path(dcpsched.__file__).parent
+
+
+def cmake_project_version():
+    text = (REPO / "CMakeLists.txt").read_text()
+    return re.search(r"project\(dcpsched\s+VERSION\s+([0-9.]+)", text).group(1)
+
+
+def test_version_is_the_cmake_project_version():
+    assert dcpsched.__version__ == cmake_project_version()
+
+
+def test_the_package_is_typed():
+    assert (PACKAGE_DIR / "py.typed").is_file()
+    assert (PACKAGE_DIR / "_core.pyi").is_file()
+
+
+def stub_functions():
+    tree = ast.parse((PACKAGE_DIR / "_core.pyi").read_text())
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def public_functions():
+    return {name: getattr(dcpsched, name) for name in dcpsched.__all__
+            if callable(getattr(dcpsched, name)) and not isinstance(getattr(dcpsched, name), type)}
+
+
+def test_every_function_has_a_stub_with_its_parameters():
+    stubs = stub_functions()
+    functions = public_functions()
+    assert set(stubs) == set(functions)
+    for name, function in functions.items():
+        stub = stubs[name]
+        parameters = list(inspect.signature(function).parameters.values())
+        assert [a.arg for a in stub.args.args] == [p.name for p in parameters], name
+        with_defaults = [p.name for p in parameters if p.default is not inspect.Parameter.empty]
+        assert len(stub.args.defaults) == len(with_defaults), name
+        assert stub.returns is not None, name
+
+
+def test_the_exceptions_are_value_errors_in_the_stub():
+    tree = ast.parse((PACKAGE_DIR / "_core.pyi").read_text())
+    classes = {node.name: [ast.unparse(b) for b in node.bases]
+               for node in tree.body if isinstance(node, ast.ClassDef)}
+    assert classes == {"InvalidInputError": ["ValueError"], "UnschedulableError": ["ValueError"]}
+    assert issubclass(dcpsched.InvalidInputError, ValueError)
+    assert issubclass(dcpsched.UnschedulableError, ValueError)
+
+
+def test_every_function_has_a_docstring():
+    undocumented = [name for name, function in public_functions().items()
+                    if not (function.__doc__ or "").strip()]
+    assert not undocumented
+    modules = [dcpsched, dcpsched.conformance] + [
+        importlib.import_module(f"dcpsched.conformance.{info.name}")
+        for info in pkgutil.iter_modules(dcpsched.conformance.__path__)]
+    for module in modules:
+        assert (module.__doc__ or "").strip(), module.__name__
+        for name, value in vars(module).items():
+            if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
+                continue
+            if inspect.isfunction(value) or inspect.isclass(value):
+                assert (value.__doc__ or "").strip(), f"{module.__name__}.{name}"
+            if inspect.isclass(value):
+                for method_name, method in vars(value).items():
+                    if inspect.isfunction(method) and not method_name.startswith("_"):
+                        assert (method.__doc__ or "").strip(), \
+                            f"{module.__name__}.{name}.{method_name}"
