@@ -183,6 +183,8 @@ TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
   const std::vector<Sample> one = {{0, 4}};
   const Schedule placed{.microbatches = {Ranks({{0}})}};
   const std::vector<Sample> repeated = {{0, 4}, {0, 4}};
+  // Not the smallest id twice: every neighbour pair must be compared.
+  const std::vector<Sample> repeated_later = {{1, 4}, {2, 4}, {2, 4}};
   const std::vector<Sample> zero_len = {{0, 0}};
   const std::vector<Sample> too_long = {{0, kMaxSampleLen + 1}};
   const Schedule no_ranks{.microbatches = {Microbatch{}}};
@@ -190,6 +192,8 @@ TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
   EXPECT_EQ(MeasureQuality(one, placed, 0).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality(repeated, placed, 4).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MeasureQuality(repeated_later, placed, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality(zero_len, placed, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
