@@ -193,7 +193,9 @@ TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality(repeated, placed, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MeasureQuality(repeated_later, placed, 4).status().code(),
+  EXPECT_EQ(MeasureQuality(repeated_later, Schedule{.microbatches = {Ranks({{1, 2}})}}, 4)
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality(zero_len, placed, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
