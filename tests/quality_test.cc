@@ -95,6 +95,17 @@ TEST(MeasureQualityTest, CriticalPathSumsTheBusiestRankOfEachMicrobatch) {
   EXPECT_EQ(quality->microbatch_lower_bound, 2);
 }
 
+TEST(MeasureQualityTest, ASampleInTwoMicrobatchesHasItsCpSizeInEach) {
+  // Sample 1 on both ranks of microbatch 0 and again of microbatch 1: CP
+  // size 2 in each, so the same work 8 * 8 / 2 per rank in both.
+  const Schedule twice{.microbatches = {Ranks({{1}, {1}}), Ranks({{1}, {1}})}};
+  const absl::StatusOr<ScheduleQuality> quality = MeasureQuality({{1, 8}}, twice, 8);
+  ASSERT_TRUE(quality.ok()) << quality.status();
+  ASSERT_EQ(quality->microbatches.size(), 2u);
+  EXPECT_EQ(quality->microbatches[0].rank_work, (std::vector<double>{32.0, 32.0}));
+  EXPECT_EQ(quality->microbatches[1].rank_work, (std::vector<double>{32.0, 32.0}));
+}
+
 TEST(MeasureQualityTest, LowerBoundRoundsUpExactly) {
   const std::vector<Sample> samples = {{0, 3}, {1, 3}, {2, 1}};
   const Schedule schedule{.microbatches = {Ranks({{0, 1, 2}})}};
