@@ -40,6 +40,7 @@ file:line:column, operator, before -> after.
 """
 
 import argparse
+import bisect
 import concurrent.futures
 import dataclasses
 import hashlib
@@ -180,12 +181,10 @@ class FileMutator:
         and cursor.extent.end.offset > cursor.extent.start.offset
 
   def token_after(self, offset):
-    import bisect
     i = bisect.bisect_left(self.token_starts, offset)
     return self.tokens[i][2] if i < len(self.tokens) else ""
 
   def token_at_or_after(self, offset):
-    import bisect
     i = bisect.bisect_left(self.token_starts, offset)
     return self.tokens[i] if i < len(self.tokens) else None
 
@@ -487,6 +486,15 @@ class FileMutator:
     return sorted(self.points.values(), key=lambda p: (p.start, -p.end))
 
 
+# Rewrites that wrap the rendering of the layer below: (prefix, suffix).
+WRAPPERS = {
+    "literal": ("{ns}Literal({first}, {count}, ", ")"),
+    "negate": ("{ns}Negated({first}, static_cast<bool>(", "))"),
+    "status_ok": ("({ns}IsActive({first}) ? ::absl::OkStatus() : ::absl::Status(", "))"),
+    "remove": ("({ns}IsActive({first}) ? void() : void(", "))"),
+}
+
+
 class Renderer:
   """Writes a file with every point rewritten into schemata calls.
 
@@ -558,22 +566,11 @@ class Renderer:
         self.range(rs, re_)
         self.write("))")
       self.write(")")
-    elif kind == "literal":
-      self.write(f"{NS}Literal({first}, {len(layer.mutants)}, ")
+    elif kind in WRAPPERS:
+      prefix, suffix = WRAPPERS[kind]
+      self.write(prefix.format(ns=NS, first=first, count=len(layer.mutants)))
       self.layer(p, i - 1)
-      self.write(")")
-    elif kind == "negate":
-      self.write(f"{NS}Negated({first}, static_cast<bool>(")
-      self.layer(p, i - 1)
-      self.write("))")
-    elif kind == "status_ok":
-      self.write(f"({NS}IsActive({first}) ? ::absl::OkStatus() : ::absl::Status(")
-      self.layer(p, i - 1)
-      self.write("))")
-    elif kind == "remove":
-      self.write(f"({NS}IsActive({first}) ? void() : void(")
-      self.layer(p, i - 1)
-      self.write("))")
+      self.write(suffix)
     elif kind == "skip":
       self.write(f"if ({NS}IsActive({first})) {{}} else ")
       self.layer(p, i - 1)

@@ -156,15 +156,13 @@ def run_quiet(command, log_path, env=None, cwd=REPO):
 class Builds:
   """The schemata sources and the two instrumented builds, made once per core hash."""
 
-  def __init__(self, root, jobs, property_cases, seed):
+  def __init__(self, root, jobs):
     self.root = root
     self.jobs = jobs
     self.schemata = os.path.join(root, "schemata")
     self.gcc = os.path.join(root, "gcc")
     self.fuzz = os.path.join(root, "fuzz")
     self.logs = os.path.join(root, "logs")
-    self.property_cases = property_cases
-    self.seed = seed
     os.makedirs(self.logs, exist_ok=True)
 
   def generate(self, hash_):
@@ -613,7 +611,7 @@ def main():
   layers = [l for l in LAYERS if l in layers]
   start = time.monotonic()
 
-  builds = Builds(args.build_root, 2, args.property_cases, args.seed)
+  builds = Builds(args.build_root, os.cpu_count() or 2)
   core = core_hash()
   builds.generate(schemata_hash())
   listing = builds.mutants()
