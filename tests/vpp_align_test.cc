@@ -139,6 +139,22 @@ TEST(VppAlignTest, CursorWrapsToTheNewLastMicrobatch) {
                    Mb({{0}, {0}, {0}, {0}}), Mb({{2}, {2}, {2}, {2}})}));
 }
 
+// Six one-group microbatches fail on every pass, while the halves of the last
+// one keep splitting: only a full pass without a split means nothing is left,
+// so the failures before a split must not count towards giving up.
+TEST(VppAlignTest, FailedAttemptsCountOnlySinceTheLastSplit) {
+  std::vector<Microbatch> microbatches;
+  for (SampleId id = 0; id < 6; ++id) microbatches.push_back(Groups({8}, id));
+  microbatches.push_back(Groups({1, 1, 1, 1, 1, 1, 1, 1}, 6));
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(Sched(microbatches), 14);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  std::vector<Microbatch> expected(microbatches.begin(), microbatches.begin() + 6);
+  for (const SampleId id : {13, 9, 7, 11, 10, 6, 8, 12}) {
+    expected.push_back(Groups({8}, id));
+  }
+  EXPECT_EQ(*aligned, Sched(expected));
+}
+
 TEST(VppAlignTest, AlignedCountIsAMultipleOfVppGroup) {
   Schedule schedule;
   for (int m = 0; m < 5; ++m) {
