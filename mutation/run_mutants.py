@@ -461,6 +461,11 @@ def read_equivalents(path):
   return equivalents
 
 
+def duration(seconds):
+  seconds = int(seconds)
+  return f"{seconds // 3600} h {seconds % 3600 // 60} min {seconds % 60} s"
+
+
 def score_line(killed, non_equivalent, equivalent, generated):
   return (f"mutation score: {killed} of {non_equivalent} non-equivalent mutants killed without "
           f"golden vectors ({equivalent} equivalent, {generated} generated)")
@@ -538,8 +543,12 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"{context['suite']}; {context['cores']} cores, {context['jobs']} mutants at a time; "
           f"seed {context['seed']}, {context['property_cases']} cases per property, "
           f"{context['fuzz_seconds']} s per fuzz target.",
-          f"Wall time {context['wall']} (of which {context['cached']} mutants came from the "
-          f"cache of an earlier run).", "",
+          f"Wall time {context['wall']}, of which the builds (the two schemata builds and one "
+          f"pair per hand-written mutant run) took {context['builds']}; "
+          f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
+          f"own run time, cached or not, adds up to {duration(context['mutant_seconds'])}: "
+          f"at {context['jobs']} at a time, a run from nothing costs about "
+          f"{duration(context['mutant_seconds'] / context['jobs'])} plus the builds.", "",
           "A mutant is killed by the first layer that fails on it, in the order unit, "
           "properties, corpus replay, fuzz (only for mutants still alive) and golden (last). "
           "A crash or a hang (past 10 x the program's unmutated time) kills too, and is "
@@ -629,7 +638,9 @@ def main():
   if args.sample:
     mutants = sorted(random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))),
                      key=lambda m: m["id"])
+  build_start = time.monotonic()
   builds.build("fuzz" in layers)
+  build_seconds = time.monotonic() - build_start
   suite_id = suite_hash()
   suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout)
   scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
@@ -667,7 +678,9 @@ def main():
         outcomes[m["id"]] = cached
         continue
       log(f"=== hand-written mutant {m['name']} ({m['file']}): building")
+      build_start = time.monotonic()
       gcc, fuzz = builds.build_named(m["name"], "fuzz" in layers)
+      build_seconds += time.monotonic() - build_start
       named_suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds,
                           args.min_timeout, gcc=gcc, fuzz=fuzz)
       named_suite.baseline = suite.baseline
@@ -685,7 +698,8 @@ def main():
       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
       "cores": os.cpu_count(), "jobs": args.jobs, "seed": args.seed,
       "property_cases": args.property_cases, "fuzz_seconds": args.fuzz_seconds,
-      "wall": f"{int(wall // 3600)} h {int(wall % 3600 // 60)} min {int(wall % 60)} s",
+      "wall": duration(wall), "builds": duration(build_seconds),
+      "mutant_seconds": sum(outcomes[m["id"]].seconds for m in mutants + list(named)),
       "cached": cached_count}
   out = args.out or os.path.join(REPO, "mutation",
                                  "results-sample.md" if args.sample else "results.md")
