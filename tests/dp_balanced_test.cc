@@ -143,6 +143,19 @@ TEST(DpBalancedTest, HugeVppGroupIsFailedPreconditionNotOverflow) {
   }
 }
 
+// dp_size 2 and vpp_group 2^63 - 1 make 2^64 - 2: the largest multiple that
+// still fits 64 bits is computed and named, not reported as over 2^64.
+TEST(DpBalancedTest, LargestMultipleThatFitsIsNamedExactly) {
+  const std::vector<std::int64_t> lens = {1, 1, 1};
+  absl::StatusOr<Schedule> schedule = ScheduleDpBalanced(
+      lens, Options(2, 1, 1, std::nullopt, std::numeric_limits<std::int64_t>::max()));
+  ASSERT_EQ(schedule.status().code(), absl::StatusCode::kFailedPrecondition)
+      << schedule.status();
+  EXPECT_NE(schedule.status().message().find("vpp_group (18446744073709551614)"),
+            std::string::npos)
+      << schedule.status();
+}
+
 TEST(DpBalancedTest, LargestCapacityDoesNotOverflow) {
   const std::int64_t max_len = std::int64_t{1} << 26;
   const std::vector<std::int64_t> lens(4, max_len);
