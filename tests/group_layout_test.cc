@@ -1,5 +1,6 @@
 #include "core/group_layout.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "core/cost_model.h"
@@ -30,6 +31,8 @@ TEST(GroupLayoutTest, NewGroupsTakeTheLowestFreeRanks) {
   const PackedMicrobatch packed = layout.ToPackedMicrobatch({});
   EXPECT_EQ(packed.microbatch.rank_ids,
             (RankIds{{10}, {10}, {11}, {11}, {11}, {11}, {}, {}}));
+  EXPECT_EQ(packed.rank_lens, (std::vector<std::vector<std::int64_t>>{
+                                  {100}, {100}, {50}, {50}, {50}, {50}, {}, {}}));
   EXPECT_THAT(packed.rank_work, ElementsAre(Work(100, 2), Work(100, 2), Work(50, 4),
                                             Work(50, 4), Work(50, 4), Work(50, 4), 0.0, 0.0));
 }
