@@ -8,7 +8,8 @@
 // success: the schedule passes the schedule checker; the step's microbatch
 // passes it too as a schedule of the samples it placed, and its leftovers
 // are the rest; with no VPP alignment, the schedule's first microbatch is the
-// step's; before the fill, the step's empty ranks form a tail (invariant 7).
+// step's; before the fill, the step's empty ranks form a tail (invariant 7);
+// and MeasureQuality reads the schedule as built (CheckQualityReadsSchedule).
 
 #include <cstddef>
 #include <cstdint>
@@ -135,6 +136,10 @@ std::optional<Finding> FindBrokenProperty(const DynamicCpProblem& problem) {
     if (absl::Status status = CheckSchedule(problem.samples, *schedule, problem.options);
         !status.ok()) {
       return Finding{"schedule breaks an invariant", status};
+    }
+    if (absl::Status status = properties::CheckQualityReadsSchedule(problem, *schedule);
+        !status.ok()) {
+      return Finding{"quality misreads the schedule", status};
     }
     const bool aligned = problem.options.vpp_group.value_or(1) > 1;
     if (step.ok() && !aligned && !problem.samples.empty() &&

@@ -18,6 +18,7 @@
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
+#include "core/quality.h"
 #include "core/validate.h"
 #include "core/vpp_align.h"
 #include "oracle/reference_oracle.h"
@@ -274,6 +275,74 @@ absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem) {
   return Fail(absl::StrCat("legacy schedule: ", status.message()));
 }
 
+absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
+                                       const Schedule& schedule) {
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(problem.samples, schedule, problem.options.max_seq_len_per_rank);
+  if (!quality.ok()) return Fail(absl::StrCat("MeasureQuality: ", quality.status().ToString()));
+  const std::int64_t g = problem.options.total_gpus;
+  const auto count = static_cast<std::int64_t>(schedule.microbatches.size());
+  if (quality->microbatch_count != count || quality->microbatches.size() != schedule.microbatches.size()) {
+    return Fail(absl::StrCat("quality counts ", quality->microbatch_count, " microbatches, not ", count));
+  }
+  if (quality->total_gpus != (count == 0 ? 0 : g)) {
+    return Fail(absl::StrCat("quality reads G = ", quality->total_gpus, ", not ", g));
+  }
+  for (std::size_t m = 0; m < quality->microbatches.size(); ++m) {
+    const MicrobatchLoad& load = quality->microbatches[m];
+    std::int64_t next_rank = 0;
+    for (const CpGroupLoad& group : load.groups) {
+      if (group.first_rank != next_rank || group.size < 1) {
+        return Fail(absl::StrCat("microbatch ", m, ": a run starts at rank ", group.first_rank,
+                                 " with ", group.size, " ranks; the previous ended before ",
+                                 next_rank));
+      }
+      for (std::int64_t r = group.first_rank; r < group.first_rank + group.size; ++r) {
+        if (load.rank_work[static_cast<std::size_t>(r)] != group.work_per_rank) {
+          return Fail(absl::StrCat("microbatch ", m, " rank ", r, " carries other work than its run"));
+        }
+      }
+      next_rank += group.size;
+    }
+    if (next_rank != g) {
+      return Fail(absl::StrCat("microbatch ", m, ": its runs cover ", next_rank, " of ", g, " ranks"));
+    }
+    const auto [least, most] = std::minmax_element(load.rank_work.begin(), load.rank_work.end());
+    if (load.max_work != *most || load.min_work != *least) {
+      return Fail(absl::StrCat("microbatch ", m, ": busiest and idlest work ", load.max_work, ", ",
+                               load.min_work, " but its ranks range over ", *most, ", ", *least));
+    }
+  }
+  std::int64_t total = 0;
+  std::int64_t shortest = 0;
+  std::int64_t longest = 0;
+  for (std::size_t i = 0; i < problem.samples.size(); ++i) {
+    const std::int64_t len = problem.samples[i].len;
+    total += len;
+    shortest = i == 0 ? len : std::min(shortest, len);
+    longest = std::max(longest, len);
+  }
+  if (quality->total_tokens != total || quality->min_len != shortest ||
+      quality->max_len != longest) {
+    return Fail(absl::StrCat("quality reads ", quality->total_tokens, " tokens of lengths ",
+                             quality->min_len, "..", quality->max_len, ", not ", total, " of ",
+                             shortest, "..", longest));
+  }
+  if (quality->microbatch_count < quality->microbatch_lower_bound) {
+    return Fail(absl::StrCat(count, " microbatches, fewer than the lower bound ",
+                             quality->microbatch_lower_bound));
+  }
+  // The busiest rank carries at least the average of its microbatch, whose
+  // ranks' work adds up to its samples' len^2: the critical path is at
+  // least sum len^2 / G. Rounding may cross 1 by a few ulps only.
+  if (count > 0 && !(quality->balance_efficiency > 0.0 &&
+                     quality->balance_efficiency <= 1.0 + 1e-12)) {
+    return Fail(absl::StrCat("balance efficiency ", quality->balance_efficiency,
+                             " is outside (0, 1]"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
     return CheckInvalidIsRejected(problem);
@@ -294,6 +363,10 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   outcomes.emplace_back("doubling", CheckDoublingKeepsLayout(problem));
   outcomes.emplace_back("min_cp 1 is the default", CheckMinCpOneIsTheDefault(problem));
   outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(problem));
+  if (const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+      schedule.ok()) {
+    outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));
+  }
   const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
   if (permutation.code() != absl::StatusCode::kInvalidArgument) {
     outcomes.emplace_back("permutation", permutation);

@@ -73,6 +73,14 @@ absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem);
 // with FailedPrecondition, as upstream does).
 absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
 
+// MeasureQuality (core/quality.h) reads `schedule`, a valid schedule of
+// `problem`, as built: every microbatch G ranks wide and split into runs
+// that cover them, each run holding the same work on every member; the busiest
+// and idlest rank among them; the batch's token total and length range; no
+// fewer microbatches than the lower bound; a balance efficiency in (0, 1].
+absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
+                                       const Schedule& schedule);
+
 // Every check above that applies to a valid problem: for regression tests.
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem);
 

@@ -147,6 +147,36 @@ TEST(MeasureQualityTest, EmptyScheduleOfNoSamplesIsAllZero) {
   EXPECT_EQ(quality->balance_efficiency, 0.0);
   EXPECT_EQ(quality->microbatch_count, 0);
   EXPECT_EQ(quality->microbatch_lower_bound, 0);
+  EXPECT_EQ(quality->total_gpus, 0);
+}
+
+// Samples in no particular id order, of distinct lengths: every id is still
+// found, and the shortest and longest lengths are told apart.
+TEST(MeasureQualityTest, SamplesInAnyIdOrderAreFoundAndTheirLengthsBounded) {
+  const std::vector<Sample> samples = {{5, 3}, {2, 7}, {9, 5}};
+  const Schedule schedule{.microbatches = {Ranks({{2}, {5}, {9}})}};
+
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(samples, schedule, 8);
+
+  ASSERT_TRUE(quality.ok()) << quality.status();
+  EXPECT_EQ(quality->microbatches[0].rank_tokens, (std::vector<double>{7, 3, 5}));
+  EXPECT_EQ(quality->min_len, 3);
+  EXPECT_EQ(quality->max_len, 7);
+}
+
+// Many copies of one id: the sort that finds repeats must stay a strict
+// ordering, and the repeat is reported.
+TEST(MeasureQualityTest, ManyCopiesOfOneIdAreInvalidArgument) {
+  const std::vector<Sample> samples(1000, Sample{3, 4});
+  const Schedule schedule{.microbatches = {Ranks({{3}})}};
+
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(samples, schedule, 4);
+
+  EXPECT_EQ(quality.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(quality.status().message(), "sample id 3 appears twice"))
+      << quality.status().message();
 }
 
 TEST(MeasureQualityTest, UnknownIdIsInvalidArgument) {
@@ -188,6 +218,12 @@ TEST(MeasureQualityTest, RaggedWidthsAreInvalidArgument) {
   EXPECT_TRUE(
       absl::StrContains(quality.status().message(), "microbatch 1 has 1 ranks"))
       << quality.status().message();
+  // A later microbatch wider than the first is ragged too.
+  const Schedule wider{.microbatches = {Ranks({{0}, {0}}), Ranks({{1}, {1}, {1}})}};
+  const absl::StatusOr<ScheduleQuality> widened = MeasureQuality(samples, wider, 4);
+  EXPECT_EQ(widened.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(widened.status().message(), "microbatch 1 has 3 ranks"))
+      << widened.status().message();
 }
 
 TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
