@@ -100,6 +100,35 @@ TEST(VppAlignTest, ExpandDoublesLeftmostRunOnlyWhenNoRunIsLarger) {
 // rank ([7,8] then [9,7] both contain 7); read from the right while widening,
 // a run is the ranks containing the first id of its last rank (9 is not in
 // [7,8]), so the half widens as two runs.
+// The first round compares the two rightmost runs too. [4 | 3, 1] cut at 4
+// leaves the half [3, 1] with 4 empty ranks: its 1-rank run is smaller than
+// the 3-rank run to its left, so it doubles to 2 and then 4, and the 3-rank
+// run no longer fits the last empty rank. Doubling the 3-rank run first
+// would have fitted (6 + 2 ranks), but that is not upstream's order.
+TEST(VppAlignTest, ExpandComparesTheRightmostRunsFromTheFirstRound) {
+  absl::StatusOr<Schedule> aligned =
+      AlignToVppGroup(Sched({Groups({8}), Groups({4, 3, 1}, 1)}), 3);
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition)
+      << aligned.status();
+  EXPECT_NE(aligned.status().message().find("cannot be widened to 8 ranks"),
+            std::string::npos)
+      << aligned.status();
+}
+
+// Each run is compared with its right-hand neighbour, not with the
+// rightmost run. [8 | 4, 3, 1] cut at 8 leaves [4, 3, 1] (runs 1, 3, 4 from
+// the right) with 8 empty ranks: the 1-rank run doubles to 2 and 4, then the
+// 3-rank run (smaller than the 4 to its left) to 6, and the 4-rank run on
+// the right no longer fits the 2 empty ranks.
+TEST(VppAlignTest, ExpandComparesEachRunWithItsRightHandNeighbour) {
+  absl::StatusOr<Schedule> aligned = AlignToVppGroup(Sched({Groups({8, 4, 3, 1})}), 2);
+  EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition)
+      << aligned.status();
+  EXPECT_NE(aligned.status().message().find("a CP group of 4 ranks with only 2 empty"),
+            std::string::npos)
+      << aligned.status();
+}
+
 TEST(VppAlignTest, RunsAreReadByTheFirstIdOfTheirStartRank) {
   absl::StatusOr<Schedule> aligned =
       AlignToVppGroup(Sched({Mb({{7, 8}, {9, 7}, {1}, {2}})}), 2);
