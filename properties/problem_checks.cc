@@ -29,6 +29,7 @@ using oracle::ReferenceAlignToVppGroup;
 using oracle::ReferencePackingAwareStep;
 using oracle::ReferenceScheduleDpBalanced;
 using oracle::ReferenceScheduleDynamicCp;
+using oracle::ReferenceScheduleLegacy;
 
 absl::Status Fail(absl::string_view what) {
   return absl::InternalError(what);
@@ -256,6 +257,8 @@ absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
       {"CheckSchedule", CheckSchedule(problem.samples, Schedule{}, problem.options)},
       {"oracle step", ReferencePackingAwareStep(problem.samples, problem.options).status()},
       {"oracle schedule", ReferenceScheduleDynamicCp(problem.samples, problem.options).status()},
+      {"oracle legacy schedule",
+       ReferenceScheduleLegacy(problem.samples, problem.options).status()},
   };
   for (const auto& [entry_point, status] : outcomes) {
     if (status.code() != absl::StatusCode::kInvalidArgument) {
@@ -272,6 +275,12 @@ absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem) {
   const absl::Status status = CheckSchedule(problem.samples, *schedule, problem.options);
   if (status.ok()) return status;
   return Fail(absl::StrCat("legacy schedule: ", status.message()));
+}
+
+absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem) {
+  return CompareOutcomes("core legacy schedule", ScheduleLegacy(problem.samples, problem.options),
+                         "oracle legacy schedule",
+                         ReferenceScheduleLegacy(problem.samples, problem.options));
 }
 
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
@@ -294,6 +303,7 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   outcomes.emplace_back("doubling", CheckDoublingKeepsLayout(problem));
   outcomes.emplace_back("min_cp 1 is the default", CheckMinCpOneIsTheDefault(problem));
   outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(problem));
+  outcomes.emplace_back("legacy matches oracle", CheckLegacyMatchesReference(problem));
   const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
   if (permutation.code() != absl::StatusCode::kInvalidArgument) {
     outcomes.emplace_back("permutation", permutation);
