@@ -1,9 +1,11 @@
-// Fuzz target: the legacy bucket scheduler keeps SPEC's invariants.
+// Fuzz target: the legacy bucket scheduler keeps SPEC's invariants and
+// equals the reference oracle.
 //
 // On a decoded problem (fuzz_input.h): inside SPEC "Valid input" (judged by
 // IsValidBySpec), the legacy schedule passes the schedule checker or the
 // scheduler fails with FailedPrecondition, as upstream does; outside, it
-// fails with InvalidArgument.
+// fails with InvalidArgument. Valid or not, it equals the oracle's legacy
+// schedule, or both fail with the same status code.
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +41,9 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
     }
   } else if (const absl::Status status = CheckInvalidIsRejected(problem); !status.ok()) {
     ReportAndAbort(kTarget, "legacy mishandles an invalid problem", status, FormatProblem(problem));
+  }
+  if (const absl::Status status = properties::CheckLegacyMatchesReference(problem); !status.ok()) {
+    ReportAndAbort(kTarget, "legacy differs from the oracle", status, FormatProblem(problem));
   }
 }
 

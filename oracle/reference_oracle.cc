@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <string>
@@ -648,6 +649,253 @@ absl::Status ValidateScheduleShape(const Schedule& schedule) {
 }
 
 // ---------------------------------------------------------------------------
+// Legacy bucket scheduler (SPEC "Legacy bucket scheduler (before #5154)").
+// ---------------------------------------------------------------------------
+
+// A legacy step stops placing once the ranks' times differ by at most this
+// fraction of the largest (upstream's delta).
+constexpr double kLegacyBalanceDelta = 0.05;
+// A bucket closes when its work would pass this multiple of the target
+// (upstream's 1.1).
+constexpr double kLegacyBucketSlack = 1.1;
+
+// Samples consumed from the front (upstream's deque).
+using Bucket = std::deque<Sample>;
+
+// Step 1: cuts `samples`, in the given order, into buckets of about equal
+// work (work(len, cp_min(len))), about one per distinct cp_min.
+std::vector<Bucket> MakeLegacyBuckets(const std::vector<Sample>& samples,
+                                      const DynamicCpOptions& options) {
+  std::vector<std::int64_t> distinct_sizes;
+  std::vector<double> works;
+  for (const Sample& sample : samples) {
+    const std::int64_t c = CpMin(sample.len, options.max_seq_len_per_rank,
+                                 options.min_cp_size);
+    if (std::find(distinct_sizes.begin(), distinct_sizes.end(), c) ==
+        distinct_sizes.end()) {
+      distinct_sizes.push_back(c);
+    }
+    works.push_back(Work(sample.len, c));
+  }
+  double total = 0.0;
+  for (const double work : works) total += work;
+  const auto k = static_cast<std::int64_t>(distinct_sizes.size());
+  const double target = total / static_cast<double>(k);
+  const auto n = static_cast<std::int64_t>(samples.size());
+
+  std::vector<Bucket> buckets;
+  Bucket current;
+  double current_work = 0.0;
+  std::int64_t closed = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto index = static_cast<std::size_t>(i);
+    const double w = works[index];
+    if (!current.empty() && (current_work + w > target * kLegacyBucketSlack ||
+                             n - i <= k - 2 * closed)) {
+      buckets.push_back(current);
+      current.clear();
+      current_work = 0.0;
+      closed += 1;
+    }
+    current.push_back(samples[index]);
+    current_work += w;
+  }
+  if (!current.empty()) buckets.push_back(current);
+  return buckets;
+}
+
+// The largest time among `members`.
+double LargestMemberTime(const StepState& state,
+                         const std::vector<std::int64_t>& members) {
+  double largest = state.rank_time[static_cast<std::size_t>(members[0])];
+  for (const std::int64_t rank : members) {
+    largest = std::max(largest, state.rank_time[static_cast<std::size_t>(rank)]);
+  }
+  return largest;
+}
+
+// Step 2e: max(time) - min(time) <= delta * max(time) over all G ranks.
+bool LegacyBalanced(const std::vector<double>& rank_time) {
+  const double most = *std::max_element(rank_time.begin(), rank_time.end());
+  const double least = *std::min_element(rank_time.begin(), rank_time.end());
+  return most - least <= kLegacyBalanceDelta * most;
+}
+
+// Step 2: places bucket heads until no head can go anywhere, no group takes
+// the sample, or the ranks are balanced. Leaves the rest in `buckets`.
+void PlaceLegacyBuckets(const DynamicCpOptions& options,
+                        std::vector<Bucket>& buckets, StepState& state) {
+  const auto mslpr = static_cast<double>(options.max_seq_len_per_rank);
+  std::optional<std::int64_t> first_c;
+  bool check = false;
+  while (!buckets.empty()) {
+    const std::vector<std::int64_t> free_ranks = FreeRanksByTime(state);
+    const auto free_count = static_cast<std::int64_t>(free_ranks.size());
+    // a. The first bucket whose head has a group of its size (budget not
+    // checked) or enough free ranks.
+    std::optional<std::size_t> chosen;
+    std::int64_t c = 0;
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      if (buckets[b].empty()) continue;
+      const std::int64_t needed =
+          CpMin(buckets[b].front().len, options.max_seq_len_per_rank,
+                options.min_cp_size);
+      bool group_of_that_size = false;
+      for (const CpGroup& group : state.groups) {
+        if (group.size == needed) group_of_that_size = true;
+      }
+      if (group_of_that_size || free_count >= needed) {
+        chosen = b;
+        c = needed;
+        break;
+      }
+    }
+    if (!chosen.has_value()) return;
+    const Sample sample = buckets[*chosen].front();
+
+    // b. The least loaded group of size c with token room (first on ties).
+    std::optional<std::size_t> best_group;
+    double best_load = std::numeric_limits<double>::infinity();
+    for (std::size_t g = 0; g < state.groups.size(); ++g) {
+      const CpGroup& group = state.groups[g];
+      if (group.size != c) continue;
+      if (group.packed + TokensPerRank(sample.len, c) > mslpr) continue;
+      const double load = LargestMemberTime(state, group.members);
+      if (!best_group.has_value() || load < best_load) {
+        best_group = g;
+        best_load = load;
+      }
+    }
+
+    // c. A new group on the c lowest free ranks, if it is less loaded.
+    Candidate placement;
+    placement.cp_size = c;
+    if (free_count >= c) {
+      std::vector<std::int64_t> new_members(
+          free_ranks.begin(), free_ranks.begin() + static_cast<std::ptrdiff_t>(c));
+      const double new_load =
+          state.rank_time[static_cast<std::size_t>(new_members.back())];
+      if (new_load < best_load) {
+        placement.members = std::move(new_members);
+      } else {
+        placement.group = best_group;
+      }
+    } else if (best_group.has_value()) {
+      placement.group = best_group;
+    } else {
+      return;
+    }
+
+    // d. Apply, then drop used-up buckets from the front only.
+    ApplyPlacement(sample, std::move(placement), state);
+    buckets[*chosen].pop_front();
+    while (!buckets.empty() && buckets.front().empty()) {
+      buckets.erase(buckets.begin());
+    }
+
+    // e. Once a smaller CP size than the first has been placed, stop as soon
+    // as the ranks are balanced while samples remain.
+    if (!first_c.has_value()) first_c = c;
+    if (c < *first_c) check = true;
+    if (check && !buckets.empty() && LegacyBalanced(state.rank_time)) return;
+  }
+}
+
+// Step 4, once (upstream's fill_empty_gpus): widens the first group of the
+// smallest size to min(2m, G) ranks, each carrying the work of rank t's
+// first sample only, and moves the ranks after it into the empty tail.
+absl::Status WidenFirstSmallestLegacyGroup(StepState& state,
+                                           std::int64_t gpus) {
+  if (state.groups.empty()) {
+    return absl::FailedPreconditionError(
+        "legacy fill: there should be at least one group existing, cannot "
+        "redistribute (upstream: AssertionError)");
+  }
+  std::int64_t smallest = state.groups[0].size;
+  for (const CpGroup& group : state.groups) {
+    smallest = std::min(smallest, group.size);
+  }
+  const std::int64_t widened = std::min(2 * smallest, gpus);
+  const std::int64_t need = widened - smallest;
+  std::size_t g = 0;
+  while (state.groups[g].size != smallest) ++g;
+  const std::int64_t first = state.groups[g].members.front();
+  const std::int64_t last = state.groups[g].members.back();
+  const std::int64_t empty = FirstEmptyRank(state.rank_lens);
+  const bool moves_ranks = empty - 1 > last;
+  if (last + need > gpus - 1 || (moves_ranks && empty - 1 + need > gpus - 1)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "legacy fill: widening the CP group on ranks ", first, "..", last,
+        " to ", widened, " ranks needs ranks past the last of G=", gpus,
+        " (upstream: IndexError)"));
+  }
+
+  StepState next = EmptyStepState(gpus);
+  next.rank_in_group = state.rank_in_group;
+  for (std::int64_t r = 0; r < first; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    next.rank_lens[i] = state.rank_lens[i];
+    next.rank_ids[i] = state.rank_ids[i];
+    next.rank_time[i] = state.rank_time[i];
+  }
+  const auto source = static_cast<std::size_t>(last);
+  const double copied_time = Work(state.rank_lens[source].front(), widened);
+  for (std::int64_t r = first; r <= last + need; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    next.rank_lens[i] = state.rank_lens[source];
+    next.rank_ids[i] = state.rank_ids[source];
+    next.rank_time[i] = copied_time;
+  }
+  for (std::int64_t r = last + 1; r < empty; ++r) {
+    const auto from = static_cast<std::size_t>(r);
+    const auto to = static_cast<std::size_t>(r + need);
+    next.rank_lens[to] = state.rank_lens[from];
+    next.rank_ids[to] = state.rank_ids[from];
+    next.rank_time[to] = state.rank_time[from];
+  }
+  next.groups = state.groups;
+  CpGroup& grown = next.groups[g];
+  grown.size = widened;
+  grown.members.clear();
+  for (std::int64_t r = first; r <= last + need; ++r) grown.members.push_back(r);
+  for (std::size_t later = g + 1; later < next.groups.size(); ++later) {
+    for (std::int64_t& rank : next.groups[later].members) rank += need;
+  }
+  state = std::move(next);
+  return absl::OkStatus();
+}
+
+// One legacy step on `samples` as given (the schedule passes them sorted).
+absl::StatusOr<PackedMicrobatch> RunLegacyStep(
+    const std::vector<Sample>& samples, const DynamicCpOptions& options) {
+  const std::int64_t gpus = options.total_gpus;
+  StepState state = EmptyStepState(gpus);
+  std::vector<Bucket> buckets;
+  if (!samples.empty()) {
+    buckets = MakeLegacyBuckets(samples, options);
+    PlaceLegacyBuckets(options, buckets, state);
+    // Every widening fills at least one empty rank, so G rounds suffice; the
+    // bound only guards against a logic error.
+    for (std::int64_t round = 0; FirstEmptyRank(state.rank_lens) < gpus;
+         ++round) {
+      if (round > gpus) {
+        return absl::InternalError("legacy fill did not terminate");
+      }
+      absl::Status status = WidenFirstSmallestLegacyGroup(state, gpus);
+      if (!status.ok()) return status;
+    }
+  }
+  PackedMicrobatch result;
+  for (const Bucket& bucket : buckets) {
+    result.leftovers.insert(result.leftovers.end(), bucket.begin(), bucket.end());
+  }
+  result.rank_lens = std::move(state.rank_lens);
+  result.microbatch.rank_ids = std::move(state.rank_ids);
+  result.rank_work = std::move(state.rank_time);
+  return result;
+}
+
+// ---------------------------------------------------------------------------
 // DP-balanced (SPEC "DP-balanced schedule").
 // ---------------------------------------------------------------------------
 
@@ -774,6 +1022,27 @@ absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
     if (!step.ok()) return step.status();
     if (step->leftovers.size() >= remaining.size()) {
       return absl::InternalError("packing-aware step placed no sample");
+    }
+    schedule.microbatches.push_back(std::move(step->microbatch));
+    remaining = std::move(step->leftovers);
+  }
+  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
+    return ReferenceAlignToVppGroup(std::move(schedule), *options.vpp_group);
+  }
+  return schedule;
+}
+
+absl::StatusOr<Schedule> ReferenceScheduleLegacy(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  absl::Status status = ValidateDynamicCpProblem(samples, options);
+  if (!status.ok()) return status;
+  Schedule schedule;
+  std::vector<Sample> remaining = SortedLongestFirst(samples);
+  while (!remaining.empty()) {
+    absl::StatusOr<PackedMicrobatch> step = RunLegacyStep(remaining, options);
+    if (!step.ok()) return step.status();
+    if (step->leftovers.size() >= remaining.size()) {
+      return absl::InternalError("legacy step placed no sample");
     }
     schedule.microbatches.push_back(std::move(step->microbatch));
     remaining = std::move(step->leftovers);

@@ -22,9 +22,10 @@
 //    an empty rank, CP runs growing left to right in a microbatch it splits).
 //  - FailedPrecondition: valid input on which upstream's algorithm fails
 //    (an assertion, an IndexError, a hang, or a microbatch of the wrong
-//    width): expand-once would move a rank past G-1, VPP alignment finds
-//    nothing left to split or cannot widen a half to G ranks, dp_balanced has
-//    too few samples to move.
+//    width): expand-once would move a rank past G-1, the legacy fill would
+//    widen a group or move a rank past G-1, VPP alignment finds nothing left
+//    to split or cannot widen a half to G ranks, dp_balanced has too few
+//    samples to move.
 
 #ifndef DCPSCHED_ORACLE_REFERENCE_ORACLE_H_
 #define DCPSCHED_ORACLE_REFERENCE_ORACLE_H_
@@ -54,6 +55,22 @@ absl::StatusOr<PackedMicrobatch> ReferencePackingAwarePlacement(
 // DefaultDynamicCPScheduler): steps until every sample is placed, then VPP
 // alignment when options.vpp_group > 1. No samples: no microbatches.
 absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The legacy bucket scheduler that #5154 replaced (SPEC "Legacy bucket
+// scheduler (before #5154)"; upstream's next_hdp_group with
+// dcp_make_buckets_equal as DefaultDynamicCPScheduler ran them before #5154):
+// every sample takes exactly cp_min(len) ranks. Sorted longest first, the
+// samples go through legacy steps until every one is placed, then VPP
+// alignment when options.vpp_group > 1. Each step cuts its samples into
+// buckets of about equal work, places bucket heads on the least loaded group
+// of their size or a new group until the ranks are balanced, and fills empty
+// ranks by doubling the first smallest group (each widened rank carrying the
+// work of its first sample only, like upstream). No samples: no
+// microbatches. FailedPrecondition where the fill runs past rank G-1
+// (upstream: IndexError), which only a G that is not a power of two allows,
+// or where VPP alignment fails (ReferenceAlignToVppGroup below).
+absl::StatusOr<Schedule> ReferenceScheduleLegacy(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
 // VPP alignment (SPEC "VPP alignment"; upstream's align_sample_id_groups):

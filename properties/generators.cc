@@ -310,6 +310,58 @@ rc::Gen<DynamicCpProblem> GenTieProneProblem() {
                     rc::gen::element<std::int64_t>(-1, 0, 1), rc::gen::element(1, 2, 3, 4))))));
 }
 
+rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem() {
+  // Each sample: which of the chosen CP sizes, where in its length range
+  // (kRangeSteps: the top, c * mslpr), and whether it repeats the previous.
+  using Pick = std::tuple<int, int, bool>;
+  constexpr int kRangeSteps = 1000;
+  return rc::gen::apply(
+      [](std::int64_t total_gpus, std::int64_t mslpr, int min_cp_exponent,
+         std::optional<std::int64_t> vpp, const std::vector<int>& exponents,
+         const std::vector<Pick>& picks) {
+        DynamicCpProblem problem;
+        problem.options.total_gpus = total_gpus;
+        problem.options.max_seq_len_per_rank = mslpr;
+        const std::int64_t widest = LargestPowerOfTwoAtMost(total_gpus);
+        problem.options.min_cp_size = std::min(std::int64_t{1} << min_cp_exponent, widest);
+        problem.options.vpp_group = vpp;
+        // Exponents wrap into 0..log2(widest), so a small G still gets
+        // distinct sizes.
+        const int widest_exponent = std::countr_zero(static_cast<std::uint64_t>(widest));
+        std::vector<std::int64_t> sizes;
+        for (const int exponent : exponents) {
+          const std::int64_t size = std::int64_t{1} << (exponent % (widest_exponent + 1));
+          if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) sizes.push_back(size);
+        }
+        std::int64_t previous = 1;
+        for (const auto& [which, step, repeat] : picks) {
+          const std::int64_t size = sizes[static_cast<std::size_t>(which) % sizes.size()];
+          const std::int64_t lowest = size == 1 ? 1 : size / 2 * mslpr + 1;
+          const std::int64_t highest = size * mslpr;
+          const std::int64_t len =
+              repeat && !problem.samples.empty()
+                  ? previous
+                  : lowest + (highest - lowest) * step / kRangeSteps;
+          problem.samples.push_back(Sample{static_cast<SampleId>(problem.samples.size()), len});
+          previous = len;
+        }
+        return problem;
+      },
+      GenTopology(), rc::gen::element<std::int64_t>(1, 3, 8, 10, 100, 2048),
+      rc::gen::weightedElement<int>({{8, 0}, {1, 1}, {1, 2}}), GenVppGroup(),
+      rc::gen::container<std::vector<int>>(4, rc::gen::element(0, 1, 2, 3, 4, 5, 6)),
+      // element() and a fixed size for inRange: RapidCheck scales inRange by
+      // the size parameter, which would pick the first CP size and the
+      // bottom of its range in every small problem.
+      rc::gen::container<std::vector<Pick>>(rc::gen::tuple(
+          rc::gen::element(0, 1, 2, 3),
+          rc::gen::weightedOneOf<int>(
+              {{1, rc::gen::just(0)},
+               {1, rc::gen::just(kRangeSteps)},
+               {3, rc::gen::resize(100, rc::gen::inRange(0, kRangeSteps + 1))}}),
+          rc::gen::weightedElement<bool>({{4, false}, {1, true}}))));
+}
+
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths() {
   return rc::gen::map(GenValidProblem(), [](DynamicCpProblem problem) {
     absl::flat_hash_set<std::int64_t> seen;

@@ -1,4 +1,6 @@
-// Properties of the legacy bucket scheduler (core/legacy.h).
+// Properties of the legacy bucket scheduler (core/legacy.h): SPEC's
+// invariants, and the core against the reference oracle, on the usual
+// problems and on problems that need several CP sizes (several buckets).
 
 #include "properties/generators.h"
 #include "properties/problem_checks.h"
@@ -11,6 +13,18 @@ namespace {
 
 RC_GTEST_PROP(LegacyProperties, SchedulesKeepEveryInvariant, ()) {
   RC_ASSERT_OK(CheckLegacyKeepsInvariants(*GenValidProblem()));
+}
+
+RC_GTEST_PROP(LegacyProperties, MatchesReferenceOracle, ()) {
+  RC_ASSERT_OK(CheckLegacyMatchesReference(*GenValidProblem()));
+}
+
+RC_GTEST_PROP(LegacyProperties, MixedCpSizesKeepEveryInvariant, ()) {
+  RC_ASSERT_OK(CheckLegacyKeepsInvariants(*GenMixedCpSizeProblem()));
+}
+
+RC_GTEST_PROP(LegacyProperties, MixedCpSizesMatchReferenceOracle, ()) {
+  RC_ASSERT_OK(CheckLegacyMatchesReference(*GenMixedCpSizeProblem()));
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ using oracle::ReferenceAlignToVppGroup;
 using oracle::ReferencePackingAwareStep;
 using oracle::ReferenceScheduleDpBalanced;
 using oracle::ReferenceScheduleDynamicCp;
+using oracle::ReferenceScheduleLegacy;
 
 absl::Status Fail(absl::string_view what) {
   return absl::InternalError(what);
@@ -257,6 +258,8 @@ absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
       {"CheckSchedule", CheckSchedule(problem.samples, Schedule{}, problem.options)},
       {"oracle step", ReferencePackingAwareStep(problem.samples, problem.options).status()},
       {"oracle schedule", ReferenceScheduleDynamicCp(problem.samples, problem.options).status()},
+      {"oracle legacy schedule",
+       ReferenceScheduleLegacy(problem.samples, problem.options).status()},
   };
   for (const auto& [entry_point, status] : outcomes) {
     if (status.code() != absl::StatusCode::kInvalidArgument) {
@@ -343,6 +346,12 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
   return absl::OkStatus();
 }
 
+absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem) {
+  return CompareOutcomes("core legacy schedule", ScheduleLegacy(problem.samples, problem.options),
+                         "oracle legacy schedule",
+                         ReferenceScheduleLegacy(problem.samples, problem.options));
+}
+
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
     return CheckInvalidIsRejected(problem);
@@ -367,6 +376,7 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
       schedule.ok()) {
     outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));
   }
+  outcomes.emplace_back("legacy matches oracle", CheckLegacyMatchesReference(problem));
   const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
   if (permutation.code() != absl::StatusCode::kInvalidArgument) {
     outcomes.emplace_back("permutation", permutation);

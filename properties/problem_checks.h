@@ -81,6 +81,12 @@ absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
 absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
                                        const Schedule& schedule);
 
+// Differential: the legacy scheduler (ScheduleLegacy) gives the same
+// schedule as the reference oracle's (oracle::ReferenceScheduleLegacy), or
+// both fail with the same status code. Invariants alone let the bucket rules
+// drift unseen (mutation testing: the slack, the bucket count, the target).
+absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem);
+
 // Every check above that applies to a valid problem: for regression tests.
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem);
 

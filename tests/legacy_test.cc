@@ -28,6 +28,74 @@ TEST(ScheduleLegacyTest, EverySampleTakesExactlyItsMinimumCpSize) {
   EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{3}, {3}, {3}, {3}}));
 }
 
+// Bucket boundaries. G=5, mslpr=100; cp_min 4, 2, 1, 1, 1; works 40000,
+// 20000, 100 x 3: target 60300 / 3 = 20100, slack bound 22110. The 200 would
+// take the first bucket past the bound, so it opens the second; the count
+// rule (n - i <= k - 2 * closed: 5 - 4 <= 3 - 2) closes that one before the
+// last sample. Id 0 takes ranks 0-3; id 1 finds no group of 2 and one free
+// rank, so its bucket waits and the last bucket's id 4 takes rank 4.
+// Without that close, id 4 would wait behind id 1 too (rank 4 would get a
+// copy of id 0); with a close one sample earlier, ids 3 and 4 would share
+// rank 4.
+TEST(ScheduleLegacyTest, CountRuleGivesTheLastSampleItsOwnBucket) {
+  const std::vector<Sample> samples = {{0, 400}, {1, 200}, {2, 10}, {3, 10}, {4, 10}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {0}, {0}, {4}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{1}, {1}, {2}, {2}, {3}}));
+}
+
+// The slack test is strict. G=5, mslpr=10; lengths 32, 20, 16, 10, 6 have
+// works 256, 200, 128, 100, 36 (total 720, k=3, target 240). The third
+// bucket grows to 128 + 100 + 36 = 264, exactly 240 * 1.1 in double, and
+// stays open, so id 4 waits behind id 2 (no group of 2, one free rank) and
+// the first microbatch is id 0 alone, widened to five ranks.
+TEST(ScheduleLegacyTest, BucketAtExactlyTheSlackBoundStaysOpen) {
+  const std::vector<Sample> samples = {{0, 32}, {1, 20}, {2, 16}, {3, 10}, {4, 6}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 10));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 3u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {0}, {0}, {0}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{1}, {1}, {2}, {2}, {3}}));
+  EXPECT_EQ(schedule->microbatches[2].rank_ids, (RankIds{{4}, {4}, {4}, {4}, {4}}));
+}
+
+// G=3, mslpr=100: id 0 on two ranks (5100.5 each), then id 1, a smaller CP
+// size, on rank 2 (5184). Samples remain and 5184 - 5100.5 <= 0.05 * 5184:
+// the step stops, though id 2 would fit on rank 2.
+TEST(ScheduleLegacyTest, BalancedRanksStopTheStep) {
+  const std::vector<Sample> samples = {{0, 101}, {1, 72}, {2, 5}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(3, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {2}, {2}}));
+}
+
+// G=2, mslpr=100: ids 0 and 1 take a rank each; id 2 (50 tokens) fits on
+// neither (100 and 60 packed) and no rank is free, so the step ends there,
+// although id 3, in the next bucket, would fit on rank 1.
+TEST(ScheduleLegacyTest, HeadThatFitsNoGroupStopsTheWholeStep) {
+  const std::vector<Sample> samples = {{0, 100}, {1, 60}, {2, 50}, {3, 10}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(2, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {3}}));
+}
+
+// G=5, mslpr=100: id 0 on ranks 0-1, ids 1 and 2 one rank each, rank 4
+// empty. The fill doubles the first one-rank group (id 1) and moves id 2
+// to rank 4.
+TEST(ScheduleLegacyTest, FillDoublesTheFirstSmallestGroup) {
+  const std::vector<Sample> samples = {{0, 150}, {1, 50}, {2, 40}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 1u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}, {1}, {2}}));
+}
+
 // With G = 7, three groups of 2 ranks leave rank 6 empty; doubling the first
 // group would push rank 5 to rank 7 (upstream: IndexError).
 TEST(ScheduleLegacyTest, FillPastLastRankIsFailedPrecondition) {

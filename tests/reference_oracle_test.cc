@@ -89,6 +89,21 @@ bool HasOverlongDpBalancedSample(const nlohmann::json& golden) {
   return false;
 }
 
+// True if min_cp_size > G or some sample needs more than G ranks (longer
+// than mslpr times the largest power of two <= G). The legacy scheduler
+// never checks this; upstream then fails in its fill ("There should be at
+// least one group existing").
+bool NeedsMoreRanksThanG(const nlohmann::json& golden) {
+  const DynamicCpOptions options = DynamicCpOptionsOf(golden);
+  if (options.min_cp_size > options.total_gpus) return true;
+  const auto widest = static_cast<std::int64_t>(
+      std::bit_floor(static_cast<std::uint64_t>(options.total_gpus)));
+  for (const Sample& sample : SamplesOf(golden)) {
+    if (sample.len > widest * options.max_seq_len_per_rank) return true;
+  }
+  return false;
+}
+
 // The status code the project gives for an upstream failure: inputs outside
 // SPEC's limits are InvalidArgument, valid inputs the algorithm cannot
 // schedule are FailedPrecondition.
@@ -98,7 +113,8 @@ absl::StatusCode ExpectedCode(const nlohmann::json& golden) {
       error.rfind("ValueError: math domain error", 0) == 0 ||
       error.rfind("AssertionError: Sequence length", 0) == 0 ||
       (golden["scheduler"] == "dp_balanced" &&
-       HasOverlongDpBalancedSample(golden));
+       HasOverlongDpBalancedSample(golden)) ||
+      (golden["scheduler"] != "dp_balanced" && NeedsMoreRanksThanG(golden));
   return outside_limits ? absl::StatusCode::kInvalidArgument
                         : absl::StatusCode::kFailedPrecondition;
 }
@@ -149,6 +165,9 @@ std::string CheckSchedule(const nlohmann::json& golden) {
     std::vector<std::int64_t> lens;
     for (const Sample& sample : SamplesOf(golden)) lens.push_back(sample.len);
     schedule = ReferenceScheduleDpBalanced(lens, DpBalancedOptionsOf(golden));
+  } else if (golden["scheduler"] == "legacy") {
+    schedule = ReferenceScheduleLegacy(SamplesOf(golden),
+                                       DynamicCpOptionsOf(golden));
   } else {
     schedule = ReferenceScheduleDynamicCp(SamplesOf(golden),
                                           DynamicCpOptionsOf(golden));
@@ -169,12 +188,10 @@ std::string CheckSchedule(const nlohmann::json& golden) {
   return "";
 }
 
-// Runs every case of one golden file; legacy cases are skipped (the oracle
-// does not implement the legacy scheduler). Returns the number checked.
+// Runs every case of one golden file. Returns the number checked.
 int CheckGoldenFile(const std::string& file) {
   int checked = 0;
   for (const nlohmann::json& golden : ReadGoldenFile(file)) {
-    if (golden["scheduler"] == "legacy") continue;
     const std::string failure = golden["kind"] == "step"
                                     ? CheckStep(golden)
                                     : CheckSchedule(golden);
@@ -200,8 +217,8 @@ TEST(ReferenceOracleGoldenTest, DpBalanced) {
   EXPECT_EQ(CheckGoldenFile("dp_balanced_schedule.jsonl"), 150);
 }
 
-TEST(ReferenceOracleGoldenTest, LegacyIsSkipped) {
-  EXPECT_EQ(CheckGoldenFile("legacy_schedule.jsonl"), 0);
+TEST(ReferenceOracleGoldenTest, LegacySchedule) {
+  EXPECT_EQ(CheckGoldenFile("legacy_schedule.jsonl"), 150);
 }
 
 // ---------------------------------------------------------------------------
@@ -469,6 +486,106 @@ TEST(ReferenceDpBalancedTest, Errors) {
       ReferenceScheduleDpBalanced({}, huge_vpp);
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_TRUE(empty->microbatches.empty());
+}
+
+// ---------------------------------------------------------------------------
+// Legacy bucket scheduler. Sample ids are positions in the sorted order.
+// ---------------------------------------------------------------------------
+
+// G=5, mslpr=100; cp_min 4, 2, 1, 1, 1; works 40000, 20000, 100 x 3, total
+// 60300 over k=3 sizes: target 20100, slack bound 22110. Buckets: [0] (the
+// 200 would pass the bound: 60000), then [1 2 3] until the count rule
+// closes at i=4 (n-i = 1 <= k - 2*closed = 3-2), so 4 gets its own bucket.
+// 0 takes ranks 0-3; 1 needs 2 ranks, has no group of its size and 1 free
+// rank: its whole bucket waits, and 4's bucket goes to rank 4. That emptied
+// bucket stays behind the waiting front one (only front buckets are
+// dropped) and is skipped. Next microbatch: 1 on ranks 0-1, 2 and 3 one rank
+// each; the fill doubles the first one-rank group (2) and moves 3 to rank 4.
+TEST(ReferenceLegacyTest, CountRuleGivesTheLastSampleItsOwnBucket) {
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+      {{0, 400}, {1, 200}, {2, 10}, {3, 10}, {4, 10}}, Options(5, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(2));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids,
+            (RankIds{{0}, {0}, {0}, {0}, {4}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids,
+            (RankIds{{1}, {1}, {2}, {2}, {3}}));
+}
+
+// G=5, mslpr=10; lengths 32, 20, 16, 10, 6 (cp_min 4, 2, 2, 1, 1; works 256,
+// 200, 128, 100, 36; total 720, k=3, target 240). The third bucket reaches
+// 128 + 100 + 36 = 264, exactly 240 * 1.1 in double: it stays open (a
+// bucket closes only when it would pass the bound), so 4 waits behind 2,
+// which, like 1, finds no group of 2 ranks and one free rank. The first
+// microbatch is 0 widened to all five ranks.
+TEST(ReferenceLegacyTest, BucketAtExactlyTheSlackBoundStaysOpen) {
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+      {{0, 32}, {1, 20}, {2, 16}, {3, 10}, {4, 6}}, Options(5, 10));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(3));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids,
+            (RankIds{{0}, {0}, {0}, {0}, {0}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids,
+            (RankIds{{1}, {1}, {2}, {2}, {3}}));
+  EXPECT_EQ(schedule->microbatches[2].rank_ids,
+            (RankIds{{4}, {4}, {4}, {4}, {4}}));
+}
+
+// G=3, mslpr=100: 0 (101 tokens, 2 ranks, 5100.5 each), then 1 (72, one
+// rank, 5184): a smaller CP size than the first, samples remain, and
+// 5184 - 5100.5 <= 0.05 * 5184, so the step stops; 2 would have fit on
+// rank 2's token budget.
+TEST(ReferenceLegacyTest, BalancedRanksStopTheStep) {
+  const absl::StatusOr<Schedule> schedule =
+      ReferenceScheduleLegacy({{0, 101}, {1, 72}, {2, 5}}, Options(3, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(2));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {2}, {2}}));
+}
+
+// G=2, mslpr=100, one CP size: buckets [0 1 2] and [3] (the count rule).
+// 0 and 1 take a rank each; 2 (50 tokens) fits neither (100 and 60 packed)
+// and no rank is free, so the whole step stops, although 3 (10 tokens) in
+// the next bucket would fit on rank 1.
+TEST(ReferenceLegacyTest, HeadThatFitsNoGroupStopsTheWholeStep) {
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+      {{0, 100}, {1, 60}, {2, 50}, {3, 10}}, Options(2, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(2));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {3}}));
+}
+
+// G=5, mslpr=100: 0 on ranks 0-1, 1 and 2 one rank each, rank 4 empty. The
+// fill doubles the first group of the smallest size (1's), not the last,
+// and moves 2 to rank 4.
+TEST(ReferenceLegacyTest, FillDoublesTheFirstSmallestGroup) {
+  const absl::StatusOr<Schedule> schedule =
+      ReferenceScheduleLegacy({{0, 150}, {1, 50}, {2, 40}}, Options(5, 100));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(1));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids,
+            (RankIds{{0}, {0}, {1}, {1}, {2}}));
+}
+
+// G=7: three groups of 2 leave rank 6 empty; doubling the first would move
+// rank 5 to rank 7 (upstream: IndexError).
+TEST(ReferenceLegacyTest, FillPastLastRankIsFailedPrecondition) {
+  const absl::StatusOr<Schedule> schedule =
+      ReferenceScheduleLegacy({{0, 2}, {1, 2}, {2, 2}}, Options(7, 1));
+  EXPECT_EQ(schedule.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ReferenceLegacyTest, NoSamplesAndInvalidInput) {
+  const absl::StatusOr<Schedule> empty = ReferenceScheduleLegacy({}, Options(4, 10));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->microbatches.empty());
+  // 401 tokens need 8 ranks of 100 > G = 2.
+  EXPECT_EQ(ReferenceScheduleLegacy({{0, 10}, {1, 401}}, Options(2, 100))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // ---------------------------------------------------------------------------
