@@ -473,7 +473,10 @@ def score_line(killed, non_equivalent, equivalent, generated):
           f"golden vectors ({equivalent} equivalent, {generated} generated)")
 
 
-def named_section(named, outcomes):
+def named_section(named, outcomes, skipped):
+  if skipped:
+    return ["## Hand-written multi-line mutants", "",
+            "Not run in this invocation (`--no-named`, or only some mutants asked for).", ""]
   if not named:
     return []
   out = ["## Hand-written multi-line mutants", "",
@@ -488,7 +491,8 @@ def named_section(named, outcomes):
   return out + ["", f"Killed without golden vectors: {killed} of {len(named)}.", ""]
 
 
-def write_report(path, context, mutants, outcomes, equivalents, dropped, named=()):
+def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(),
+                 named_skipped=False):
   by_id = {m["id"]: m for m in mutants}
   rows = {}
 
@@ -583,7 +587,7 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   if stale:
     text += ["", "Listed as equivalent but killed (stale entries in mutation/equivalent.txt):",
              ""] + [f"- `{m['id']}` {m['file']}:{m['line']}" for m in stale]
-  text += [""] + named_section(named, outcomes)
+  text += [""] + named_section(named, outcomes, named_skipped)
   text += ["", line]
   with open(path, "w") as f:
     f.write("\n".join(text) + "\n")
@@ -707,7 +711,8 @@ def main():
                                  "results-sample.md" if args.sample else "results.md")
   line = write_report(out, context, mutants, outcomes,
                       read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")),
-                      listing.get("dropped_not_compiling", {}), named)
+                      listing.get("dropped_not_compiling", {}), named,
+                      named_skipped=not named and not args.sample)
   log(f"=== report: {os.path.relpath(out, REPO)}")
   print(line)
   return 0
