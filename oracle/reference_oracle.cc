@@ -995,6 +995,30 @@ absl::Status MakeMultiple(const DpBalancedOptions& options,
   return absl::OkStatus();
 }
 
+// Steps on the leftovers, longest first, until every sample is placed, then
+// VPP alignment when vpp_group > 1 (SPEC "Dynamic-CP schedule"); shared by
+// the packing-aware and the legacy schedule.
+template <typename Step>
+absl::StatusOr<Schedule> ScheduleBySteps(absl::Span<const Sample> samples,
+                                         const DynamicCpOptions& options,
+                                         absl::string_view scheduler, Step step) {
+  Schedule schedule;
+  std::vector<Sample> remaining = SortedLongestFirst(samples);
+  while (!remaining.empty()) {
+    absl::StatusOr<PackedMicrobatch> built = step(remaining);
+    if (!built.ok()) return built.status();
+    if (built->leftovers.size() >= remaining.size()) {
+      return absl::InternalError(absl::StrCat(scheduler, " step placed no sample"));
+    }
+    schedule.microbatches.push_back(std::move(built->microbatch));
+    remaining = std::move(built->leftovers);
+  }
+  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
+    return ReferenceAlignToVppGroup(std::move(schedule), *options.vpp_group);
+  }
+  return schedule;
+}
+
 }  // namespace
 
 absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
@@ -1015,42 +1039,20 @@ absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   absl::Status status = ValidateDynamicCpProblem(samples, options);
   if (!status.ok()) return status;
-  Schedule schedule;
-  std::vector<Sample> remaining = SortedLongestFirst(samples);
-  while (!remaining.empty()) {
-    absl::StatusOr<PackedMicrobatch> step = RunStep(remaining, options);
-    if (!step.ok()) return step.status();
-    if (step->leftovers.size() >= remaining.size()) {
-      return absl::InternalError("packing-aware step placed no sample");
-    }
-    schedule.microbatches.push_back(std::move(step->microbatch));
-    remaining = std::move(step->leftovers);
-  }
-  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
-    return ReferenceAlignToVppGroup(std::move(schedule), *options.vpp_group);
-  }
-  return schedule;
+  return ScheduleBySteps(samples, options, "packing-aware",
+                         [&options](const std::vector<Sample>& remaining) {
+                           return RunStep(remaining, options);
+                         });
 }
 
 absl::StatusOr<Schedule> ReferenceScheduleLegacy(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   absl::Status status = ValidateDynamicCpProblem(samples, options);
   if (!status.ok()) return status;
-  Schedule schedule;
-  std::vector<Sample> remaining = SortedLongestFirst(samples);
-  while (!remaining.empty()) {
-    absl::StatusOr<PackedMicrobatch> step = RunLegacyStep(remaining, options);
-    if (!step.ok()) return step.status();
-    if (step->leftovers.size() >= remaining.size()) {
-      return absl::InternalError("legacy step placed no sample");
-    }
-    schedule.microbatches.push_back(std::move(step->microbatch));
-    remaining = std::move(step->leftovers);
-  }
-  if (options.vpp_group.has_value() && *options.vpp_group > 1) {
-    return ReferenceAlignToVppGroup(std::move(schedule), *options.vpp_group);
-  }
-  return schedule;
+  return ScheduleBySteps(samples, options, "legacy",
+                         [&options](const std::vector<Sample>& remaining) {
+                           return RunLegacyStep(remaining, options);
+                         });
 }
 
 absl::StatusOr<Schedule> ReferenceAlignToVppGroup(Schedule schedule,
