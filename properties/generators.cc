@@ -273,6 +273,16 @@ DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
   return problem;
 }
 
+// Every G from 2 to 16, then a few wider ones. A G that is not a power of
+// two leaves fewer free ranks than a larger CP size needs once the first
+// groups are placed (G=10: 8 + 2), which is where the legacy step skips a
+// bucket whose head cannot go anywhere and bucket boundaries show.
+rc::Gen<std::int64_t> GenMixedCpSizeTopology() {
+  return rc::gen::weightedOneOf<std::int64_t>(
+      {{4, rc::gen::element<std::int64_t>(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)},
+       {1, rc::gen::element<std::int64_t>(20, 24, 28, 32, 48, 64)}});
+}
+
 }  // namespace
 
 rc::Gen<DynamicCpProblem> GenValidProblem() {
@@ -347,7 +357,7 @@ rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem() {
         }
         return problem;
       },
-      GenTopology(), rc::gen::element<std::int64_t>(1, 3, 8, 10, 100, 2048),
+      GenMixedCpSizeTopology(), rc::gen::element<std::int64_t>(1, 3, 8, 10, 100, 2048),
       rc::gen::weightedElement<int>({{8, 0}, {1, 1}, {1, 2}}), GenVppGroup(),
       rc::gen::container<std::vector<int>>(4, rc::gen::element(0, 1, 2, 3, 4, 5, 6)),
       // element() and a fixed size for inRange: RapidCheck scales inRange by
