@@ -273,6 +273,16 @@ DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
   return problem;
 }
 
+// Every G from 2 to 16, then a few wider ones. A G that is not a power of
+// two leaves fewer free ranks than a larger CP size needs once the first
+// groups are placed (G=10: 8 + 2), which is where the legacy step skips a
+// bucket whose head cannot go anywhere and bucket boundaries show.
+rc::Gen<std::int64_t> GenMixedCpSizeTopology() {
+  return rc::gen::weightedOneOf<std::int64_t>(
+      {{4, rc::gen::element<std::int64_t>(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)},
+       {1, rc::gen::element<std::int64_t>(20, 24, 28, 32, 48, 64)}});
+}
+
 }  // namespace
 
 rc::Gen<DynamicCpProblem> GenValidProblem() {
@@ -315,24 +325,44 @@ rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem() {
   // (kRangeSteps: the top, c * mslpr), and whether it repeats the previous.
   using Pick = std::tuple<int, int, bool>;
   constexpr int kRangeSteps = 1000;
+  // element() and a fixed size for inRange: RapidCheck scales inRange by
+  // the size parameter, which would pick the first CP size and the bottom
+  // of its range in every small problem.
+  const rc::Gen<std::vector<Pick>> picks =
+      rc::gen::container<std::vector<Pick>>(rc::gen::tuple(
+          rc::gen::element(0, 1, 2, 3),
+          rc::gen::weightedOneOf<int>(
+              {{1, rc::gen::just(0)},
+               {1, rc::gen::just(kRangeSteps)},
+               {3, rc::gen::resize(100, rc::gen::inRange(0, kRangeSteps + 1))}}),
+          rc::gen::weightedElement<bool>({{4, false}, {1, true}})));
+  // Half the time G is fitted to the sizes instead: the largest chosen size
+  // (up to 16) plus fewer spare ranks than that, so once the first groups
+  // are placed, often too few ranks are free for the next size.
+  constexpr int kFittedExponents = 5;
   return rc::gen::apply(
-      [](std::int64_t total_gpus, std::int64_t mslpr, int min_cp_exponent,
-         std::optional<std::int64_t> vpp, const std::vector<int>& exponents,
-         const std::vector<Pick>& picks) {
-        DynamicCpProblem problem;
-        problem.options.total_gpus = total_gpus;
-        problem.options.max_seq_len_per_rank = mslpr;
-        const std::int64_t widest = LargestPowerOfTwoAtMost(total_gpus);
-        problem.options.min_cp_size = std::min(std::int64_t{1} << min_cp_exponent, widest);
-        problem.options.vpp_group = vpp;
+      [](std::int64_t topology, std::optional<int> spare, std::int64_t mslpr,
+         int min_cp_exponent, std::optional<std::int64_t> vpp,
+         const std::vector<int>& exponents, const std::vector<Pick>& picks) {
         // Exponents wrap into 0..log2(widest), so a small G still gets
         // distinct sizes.
-        const int widest_exponent = std::countr_zero(static_cast<std::uint64_t>(widest));
+        const int widest_exponent =
+            spare.has_value()
+                ? kFittedExponents - 1
+                : std::countr_zero(static_cast<std::uint64_t>(LargestPowerOfTwoAtMost(topology)));
         std::vector<std::int64_t> sizes;
         for (const int exponent : exponents) {
           const std::int64_t size = std::int64_t{1} << (exponent % (widest_exponent + 1));
           if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) sizes.push_back(size);
         }
+        const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+        const std::int64_t total_gpus = spare.has_value() ? largest + *spare % largest : topology;
+        DynamicCpProblem problem;
+        problem.options.total_gpus = total_gpus;
+        problem.options.max_seq_len_per_rank = mslpr;
+        problem.options.min_cp_size = std::min(std::int64_t{1} << min_cp_exponent,
+                                               LargestPowerOfTwoAtMost(total_gpus));
+        problem.options.vpp_group = vpp;
         std::int64_t previous = 1;
         for (const auto& [which, step, repeat] : picks) {
           const std::int64_t size = sizes[static_cast<std::size_t>(which) % sizes.size()];
@@ -347,19 +377,18 @@ rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem() {
         }
         return problem;
       },
-      GenTopology(), rc::gen::element<std::int64_t>(1, 3, 8, 10, 100, 2048),
-      rc::gen::weightedElement<int>({{8, 0}, {1, 1}, {1, 2}}), GenVppGroup(),
+      GenMixedCpSizeTopology(),
+      rc::gen::weightedOneOf<std::optional<int>>(
+          {{1, rc::gen::just(std::optional<int>())},
+           {1, rc::gen::map(rc::gen::element(0, 1, 2, 3, 5, 6, 7, 9, 11, 13, 15),
+                            [](int spare) { return std::optional<int>(spare); })}}),
+      rc::gen::element<std::int64_t>(1, 3, 8, 10, 100, 2048),
+      rc::gen::weightedElement<int>({{3, 0}, {1, 1}, {1, 2}}), GenVppGroup(),
       rc::gen::container<std::vector<int>>(4, rc::gen::element(0, 1, 2, 3, 4, 5, 6)),
-      // element() and a fixed size for inRange: RapidCheck scales inRange by
-      // the size parameter, which would pick the first CP size and the
-      // bottom of its range in every small problem.
-      rc::gen::container<std::vector<Pick>>(rc::gen::tuple(
-          rc::gen::element(0, 1, 2, 3),
-          rc::gen::weightedOneOf<int>(
-              {{1, rc::gen::just(0)},
-               {1, rc::gen::just(kRangeSteps)},
-               {3, rc::gen::resize(100, rc::gen::inRange(0, kRangeSteps + 1))}}),
-          rc::gen::weightedElement<bool>({{4, false}, {1, true}}))));
+      // Half the problems have at most six samples: with about one sample per
+      // CP size, the count rule (n - i <= k - 2 * closed) closes buckets the
+      // slack rule would not.
+      rc::gen::weightedOneOf<std::vector<Pick>>({{1, picks}, {1, AtMost(6, picks)}}));
 }
 
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths() {

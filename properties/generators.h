@@ -40,13 +40,16 @@ rc::Gen<DynamicCpProblem> GenTieProneProblem();
 
 // A valid problem whose lengths need up to four distinct CP sizes, mostly
 // two or more (fewer where G or min_cp_size leaves fewer, or the draws
-// repeat one): each length lies in
-// ((c/2) * mslpr, c * mslpr] for one chosen power of two c, at either end or
-// inside, or repeats the previous length; G as in GenValidProblem (odd ones
-// too, up to 64). The legacy scheduler cuts about one bucket per distinct CP
-// size, and an odd G leaves too few free ranks for a larger size, so bucket
-// boundaries decide which samples a microbatch gets; lognormal lengths on
-// mslpr 2048 rarely need more than one size.
+// repeat one): each length lies in ((c/2) * mslpr, c * mslpr] for one
+// chosen power of two c, at either end or inside, or repeats the previous
+// length. G is any from 2 to 16 or one of a few up to 64, or the largest
+// chosen size plus fewer spare ranks than that; half the problems have at
+// most six samples. The legacy scheduler cuts about one bucket per distinct
+// CP size, and a G that is not a power of two leaves too few free ranks for
+// a larger size, so bucket boundaries decide which samples a microbatch
+// gets; with about one sample per size the count rule closes buckets too.
+// Lognormal lengths on mslpr 2048 rarely need more than one size, and
+// GenValidProblem seldom picks such G.
 rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem();
 
 // A valid problem whose sample lengths are pairwise distinct.

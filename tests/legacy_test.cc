@@ -73,6 +73,37 @@ TEST(ScheduleLegacyTest, BalancedRanksStopTheStep) {
   EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {2}, {2}}));
 }
 
+// Only the CP sizes the samples need count. G=10, mslpr=10, min_cp_size 2:
+// lengths 60, 40, 36, 18, 15 need 8, 4, 4, 2, 2 ranks, so k = 3; works 450,
+// 400, 324, 162, 112.5 give the slack bound 1448.5 / 3 * 1.1 = 531.1.
+// Buckets [0] [1] [2 3] [4]: ids 1 and 2 need 4 ranks and only 2 are free
+// after id 0, so id 4 takes ranks 8-9. Counting a fourth size would lower
+// the bound to 398.3 and start a bucket at id 3 (324 + 162 = 486 > 398.3),
+// which would then take ranks 8-9.
+TEST(ScheduleLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
+  const std::vector<Sample> samples = {{0, 60}, {1, 40}, {2, 36}, {3, 18}, {4, 15}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(10, 10, 2));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids,
+            (RankIds{{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {4}, {4}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids,
+            (RankIds{{1}, {1}, {1}, {1}, {2}, {2}, {2}, {2}, {3}, {3}}));
+}
+
+// The balance test includes equality. G=3, mslpr=363: id 0 (380) on ranks
+// 0-1 (72200 each); ids 1, 2, 3 (225, 134, 3) on rank 2 reach 50625 + 17956
+// + 9 = 68590, and 72200 - 68590 = 3610 = 0.05 * 72200 exactly: the step
+// stops before id 4, which would still fit (363 tokens).
+TEST(ScheduleLegacyTest, RanksExactlyAtTheBalanceToleranceStopTheStep) {
+  const std::vector<Sample> samples = {{0, 380}, {1, 225}, {2, 134}, {3, 3}, {4, 1}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(3, 363));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1, 2, 3}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{4}, {4}, {4}}));
+}
+
 // G=2, mslpr=100: ids 0 and 1 take a rank each; id 2 (50 tokens) fits on
 // neither (100 and 60 packed) and no rank is free, so the step ends there,
 // although id 3, in the next bucket, would fit on rank 1.

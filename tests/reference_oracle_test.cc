@@ -544,6 +544,33 @@ TEST(ReferenceLegacyTest, BalancedRanksStopTheStep) {
   EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {2}, {2}}));
 }
 
+// k counts only the CP sizes the samples need. G=10, mslpr=10, min_cp 2:
+// lengths 60, 40, 36, 18, 15 need 8, 4, 4, 2, 2 ranks (k = 3), works 450,
+// 400, 324, 162, 112.5: bound 1448.5 / 3 * 1.1 = 531.1, buckets [0] [1]
+// [2 3] [4]. After 0, 1 and 2 need 4 of the 2 free ranks; 4 takes them.
+TEST(ReferenceLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+      {{0, 60}, {1, 40}, {2, 36}, {3, 18}, {4, 15}}, Options(10, 10, 2));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(2));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids,
+            (RankIds{{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {4}, {4}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids,
+            (RankIds{{1}, {1}, {1}, {1}, {2}, {2}, {2}, {2}, {3}, {3}}));
+}
+
+// G=3, mslpr=363: 0 (380) on ranks 0-1 at 72200; 1, 2, 3 on rank 2 at
+// 50625 + 17956 + 9 = 68590; 72200 - 68590 = 3610 = 0.05 * 72200 exactly,
+// which counts as balanced: 4 waits though it would fit.
+TEST(ReferenceLegacyTest, RanksExactlyAtTheBalanceToleranceStopTheStep) {
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+      {{0, 380}, {1, 225}, {2, 134}, {3, 3}, {4, 1}}, Options(3, 363));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_THAT(schedule->microbatches, SizeIs(2));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1, 2, 3}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{4}, {4}, {4}}));
+}
+
 // G=2, mslpr=100, one CP size: buckets [0 1 2] and [3] (the count rule).
 // 0 and 1 take a rank each; 2 (50 tokens) fits neither (100 and 60 packed)
 // and no rank is free, so the whole step stops, although 3 (10 tokens) in
