@@ -183,6 +183,47 @@ StepState EmptyStepState(std::int64_t gpus) {
   return state;
 }
 
+// The ranks after widening group g to `widened` ranks: ranks before the group
+// stay, the group's last rank is copied onto all its new ranks (each with
+// `copied_time`), and the ranks from after the group up to the first empty
+// rank move up by the added width. Groups other than g keep their members;
+// the caller moves those that lie after g.
+StepState WidenGroup(const StepState& state, std::int64_t gpus, std::size_t g,
+                     std::int64_t widened, std::int64_t empty,
+                     double copied_time) {
+  const std::int64_t first = state.groups[g].members.front();
+  const std::int64_t last = state.groups[g].members.back();
+  const std::int64_t need = widened - state.groups[g].size;
+  StepState next = EmptyStepState(gpus);
+  next.rank_in_group = state.rank_in_group;
+  for (std::int64_t r = 0; r < first; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    next.rank_lens[i] = state.rank_lens[i];
+    next.rank_ids[i] = state.rank_ids[i];
+    next.rank_time[i] = state.rank_time[i];
+  }
+  const auto source = static_cast<std::size_t>(last);
+  for (std::int64_t r = first; r <= last + need; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    next.rank_lens[i] = state.rank_lens[source];
+    next.rank_ids[i] = state.rank_ids[source];
+    next.rank_time[i] = copied_time;
+  }
+  for (std::int64_t r = last + 1; r < empty; ++r) {
+    const auto from = static_cast<std::size_t>(r);
+    const auto to = static_cast<std::size_t>(r + need);
+    next.rank_lens[to] = state.rank_lens[from];
+    next.rank_ids[to] = state.rank_ids[from];
+    next.rank_time[to] = state.rank_time[from];
+  }
+  next.groups = state.groups;
+  CpGroup& grown = next.groups[g];
+  grown.size = widened;
+  grown.members.clear();
+  for (std::int64_t r = first; r <= last + need; ++r) grown.members.push_back(r);
+  return next;
+}
+
 // Every member rank appends the sample and adds `cost` to its time.
 void PutOnRanks(const Sample& sample, const std::vector<std::int64_t>& members,
                 double cost, StepState& state) {
@@ -353,34 +394,9 @@ absl::StatusOr<bool> ExpandOnce(StepState& state, std::int64_t gpus) {
           empty - 1, " to rank ", empty - 1 + need, ", past the last of G=",
           gpus, " ranks (upstream: IndexError)"));
     }
-    StepState next = EmptyStepState(gpus);
-    next.rank_in_group = state.rank_in_group;
-    for (std::int64_t r = 0; r < first; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      next.rank_lens[i] = state.rank_lens[i];
-      next.rank_ids[i] = state.rank_ids[i];
-      next.rank_time[i] = state.rank_time[i];
-    }
-    const auto source = static_cast<std::size_t>(last);
-    const double copied_time = SumOfWork(state.rank_lens[source], widened);
-    for (std::int64_t r = first; r <= last + need; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      next.rank_lens[i] = state.rank_lens[source];
-      next.rank_ids[i] = state.rank_ids[source];
-      next.rank_time[i] = copied_time;
-    }
-    for (std::int64_t r = last + 1; r < empty; ++r) {
-      const auto from = static_cast<std::size_t>(r);
-      const auto to = static_cast<std::size_t>(r + need);
-      next.rank_lens[to] = state.rank_lens[from];
-      next.rank_ids[to] = state.rank_ids[from];
-      next.rank_time[to] = state.rank_time[from];
-    }
-    next.groups = state.groups;
-    CpGroup& grown = next.groups[g];
-    grown.size = widened;
-    grown.members.clear();
-    for (std::int64_t r = first; r <= last + need; ++r) grown.members.push_back(r);
+    const double copied_time = SumOfWork(
+        state.rank_lens[static_cast<std::size_t>(last)], widened);
+    StepState next = WidenGroup(state, gpus, g, widened, empty, copied_time);
     for (std::size_t other = 0; other < next.groups.size(); ++other) {
       if (other == g) continue;
       std::vector<std::int64_t>& members = next.groups[other].members;
@@ -830,34 +846,9 @@ absl::Status WidenFirstSmallestLegacyGroup(StepState& state,
         " (upstream: IndexError)"));
   }
 
-  StepState next = EmptyStepState(gpus);
-  next.rank_in_group = state.rank_in_group;
-  for (std::int64_t r = 0; r < first; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    next.rank_lens[i] = state.rank_lens[i];
-    next.rank_ids[i] = state.rank_ids[i];
-    next.rank_time[i] = state.rank_time[i];
-  }
-  const auto source = static_cast<std::size_t>(last);
-  const double copied_time = Work(state.rank_lens[source].front(), widened);
-  for (std::int64_t r = first; r <= last + need; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    next.rank_lens[i] = state.rank_lens[source];
-    next.rank_ids[i] = state.rank_ids[source];
-    next.rank_time[i] = copied_time;
-  }
-  for (std::int64_t r = last + 1; r < empty; ++r) {
-    const auto from = static_cast<std::size_t>(r);
-    const auto to = static_cast<std::size_t>(r + need);
-    next.rank_lens[to] = state.rank_lens[from];
-    next.rank_ids[to] = state.rank_ids[from];
-    next.rank_time[to] = state.rank_time[from];
-  }
-  next.groups = state.groups;
-  CpGroup& grown = next.groups[g];
-  grown.size = widened;
-  grown.members.clear();
-  for (std::int64_t r = first; r <= last + need; ++r) grown.members.push_back(r);
+  const double copied_time = Work(
+      state.rank_lens[static_cast<std::size_t>(last)].front(), widened);
+  StepState next = WidenGroup(state, gpus, g, widened, empty, copied_time);
   for (std::size_t later = g + 1; later < next.groups.size(); ++later) {
     for (std::int64_t& rank : next.groups[later].members) rank += need;
   }
