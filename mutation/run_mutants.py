@@ -143,7 +143,9 @@ def schemata_hash():
 
 
 def suite_hash():
-  return sha256_of(tracked("tests", "properties", "fuzz", "oracle", "io", "cli", "corpus"))
+  """Names what a survivor survived: the suite's sources, data and build flags."""
+  return sha256_of(tracked("tests", "properties", "fuzz", "oracle", "io", "cli", "corpus",
+                           "CMakeLists.txt", "cmake"))
 
 
 def log(message):
@@ -185,8 +187,11 @@ class Builds:
 
   def configure_and_build(self, directory, extra, targets, env=None, name="build",
                           schemata=True):
+    # _GLIBCXX_ASSERTIONS: an index past a vector's end aborts (a crash kill)
+    # instead of reading whatever lies there, as in the sanitized builds.
     common = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DDCPSCHED_WERROR=OFF",
               "-DDCPSCHED_BENCH=OFF", "-DDCPSCHED_PYTHON=OFF",
+              "-DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS",
               f"-DDCPSCHED_MUTANT_SCHEMATA={self.schemata if schemata else ''}"]
     if shutil.which("ld.lld"):
       common.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
