@@ -209,19 +209,24 @@ class Builds:
     if run_quiet(["cmake", "--build", directory, "-j", str(self.jobs), *targets], build_log):
       raise SystemExit(f"building {directory} failed; see {build_log}")
 
-  def build_named(self, name, need_fuzz):
-    """The g++ and clang builds of one hand-written mutant (-DDCPSCHED_MUTANT)."""
-    gcc, fuzz = os.path.join(self.root, "named-gcc"), os.path.join(self.root, "named-fuzz")
+  def build_named_gcc(self, name):
+    """The g++ build of one hand-written mutant (-DDCPSCHED_MUTANT); one directory
+    serves them all, so each rebuilds only what its file touches."""
+    gcc = os.path.join(self.root, "named-gcc")
     self.configure_and_build(gcc, [f"-DDCPSCHED_MUTANT={name}"], [],
                              env=dict(os.environ, CC="gcc", CXX="g++"), name="named-gcc",
                              schemata=False)
-    if need_fuzz:
-      env = dict(os.environ, CC="clang-14", CXX="clang++-14")
-      self.configure_and_build(fuzz, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF",
-                                      f"-DDCPSCHED_MUTANT={name}"],
-                               ["--target", *FUZZ_TARGETS], env=env, name="named-fuzz",
-                               schemata=False)
-    return gcc, fuzz
+    return gcc
+
+  def build_named_fuzz(self, name):
+    """Its clang-14 libFuzzer build, made only for a mutant the earlier layers left alive."""
+    fuzz = os.path.join(self.root, "named-fuzz")
+    env = dict(os.environ, CC="clang-14", CXX="clang++-14")
+    self.configure_and_build(fuzz, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF",
+                                    f"-DDCPSCHED_MUTANT={name}"],
+                             ["--target", *FUZZ_TARGETS], env=env, name="named-fuzz",
+                             schemata=False)
+    return fuzz
 
   def build(self, need_fuzz):
     log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
@@ -554,8 +559,8 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"{context['suite']}; {context['cores']} cores, {context['jobs']} mutants at a time; "
           f"seed {context['seed']}, {context['property_cases']} cases per property, "
           f"{context['fuzz_seconds']} s per fuzz target.",
-          f"Wall time {context['wall']}, of which the builds (the two schemata builds and one "
-          f"pair per hand-written mutant run) took {context['builds']}; "
+          f"Wall time {context['wall']}, of which the builds (the two schemata builds, and "
+          f"those of each hand-written mutant run) took {context['builds']}; "
           f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
           f"own run time, cached or not, adds up to {duration(context['mutant_seconds'])}: "
           f"at {context['jobs']} at a time, a run from nothing costs about "
@@ -690,12 +695,19 @@ def main():
         continue
       log(f"=== hand-written mutant {m['name']} ({m['file']}): building")
       build_start = time.monotonic()
-      gcc, fuzz = builds.build_named(m["name"], "fuzz" in layers)
+      gcc = builds.build_named_gcc(m["name"])
       build_seconds += time.monotonic() - build_start
+      before_fuzz = layers[:layers.index("fuzz")] if "fuzz" in layers else layers
       named_suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds,
-                          args.min_timeout, gcc=gcc, fuzz=fuzz)
+                          args.min_timeout, gcc=gcc)
       named_suite.baseline = suite.baseline
-      outcome = named_suite.run_mutant(m, layers, scratch_root)
+      outcome = named_suite.run_mutant(m, before_fuzz, scratch_root)
+      if outcome.layer == "survived" and before_fuzz != layers:
+        build_start = time.monotonic()
+        named_suite.fuzz_dir = builds.build_named_fuzz(m["name"])
+        build_seconds += time.monotonic() - build_start
+        rest = named_suite.run_mutant(m, layers[len(before_fuzz):], scratch_root)
+        outcome = dataclasses.replace(rest, seconds=round(outcome.seconds + rest.seconds, 2))
       cache.add(outcome, layers)
       outcomes[m["id"]] = outcome
       log(f"    {outcome.layer} ({outcome.how}: {outcome.program}), {outcome.seconds:.1f} s")
