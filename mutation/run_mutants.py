@@ -636,6 +636,7 @@ def main():
   layers = [l for l in LAYERS if l in layers]
   start = time.monotonic()
 
+  args.build_root = os.path.abspath(args.build_root)  # CMake records absolute paths
   builds = Builds(args.build_root, os.cpu_count() or 2)
   core = core_hash()
   builds.generate(schemata_hash())
