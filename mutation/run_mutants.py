@@ -209,44 +209,47 @@ class Builds:
     if run_quiet(["cmake", "--build", directory, "-j", str(self.jobs), *targets], build_log):
       raise SystemExit(f"building {directory} failed; see {build_log}")
 
+  def build_gcc(self, directory, extra, name, schemata=True):
+    """A g++ build of the tests, properties, corpus replay and golden programs."""
+    self.configure_and_build(directory, extra, [], env=dict(os.environ, CC="gcc", CXX="g++"),
+                             name=name, schemata=schemata)
+
+  def build_fuzz(self, directory, extra, name, schemata=True):
+    """A clang-14 libFuzzer build (ASan+UBSan) of the fuzz targets."""
+    self.configure_and_build(directory, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF",
+                                         *extra],
+                             ["--target", *FUZZ_TARGETS],
+                             env=dict(os.environ, CC="clang-14", CXX="clang++-14"), name=name,
+                             schemata=schemata)
+
   def build_named_gcc(self, name):
     """The g++ build of one hand-written mutant (-DDCPSCHED_MUTANT); one directory
     serves them all, so each rebuilds only what its file touches."""
     gcc = os.path.join(self.root, "named-gcc")
-    self.configure_and_build(gcc, [f"-DDCPSCHED_MUTANT={name}"], [],
-                             env=dict(os.environ, CC="gcc", CXX="g++"), name="named-gcc",
-                             schemata=False)
+    self.build_gcc(gcc, [f"-DDCPSCHED_MUTANT={name}"], "named-gcc", schemata=False)
     return gcc
 
   def build_named_fuzz(self, name):
-    """Its clang-14 libFuzzer build, made only for a mutant the earlier layers left alive."""
+    """Its fuzz build, made only for a mutant the earlier layers left alive."""
     fuzz = os.path.join(self.root, "named-fuzz")
-    env = dict(os.environ, CC="clang-14", CXX="clang++-14")
-    self.configure_and_build(fuzz, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF",
-                                    f"-DDCPSCHED_MUTANT={name}"],
-                             ["--target", *FUZZ_TARGETS], env=env, name="named-fuzz",
-                             schemata=False)
+    self.build_fuzz(fuzz, [f"-DDCPSCHED_MUTANT={name}"], "named-fuzz", schemata=False)
     return fuzz
 
   def build(self, need_fuzz):
     log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
-    self.configure_and_build(self.gcc, [], [], env=dict(os.environ, CC="gcc", CXX="g++"),
-                             name="gcc")
+    self.build_gcc(self.gcc, [], "gcc")
     if need_fuzz:
       log("=== building the clang-14 libFuzzer schemata build (ASan+UBSan)")
-      env = dict(os.environ, CC="clang-14", CXX="clang++-14")
-      self.configure_and_build(self.fuzz, ["-DDCPSCHED_FUZZ=ON", "-DDCPSCHED_BUILD_TESTS=OFF"],
-                               ["--target", *FUZZ_TARGETS], env=env, name="fuzz")
+      self.build_fuzz(self.fuzz, [], "fuzz")
 
 
 class Suite:
   """The programs of each layer, and how to run them on one mutant."""
 
-  def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None,
-               fuzz=None):
+  def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None):
     self.builds = builds
     self.gcc_dir = gcc or builds.gcc
-    self.fuzz_dir = fuzz or builds.fuzz
+    self.fuzz_dir = builds.fuzz  # a hand-written mutant's run sets its own
     self.seed = seed
     self.property_cases = property_cases
     self.fuzz_seconds = fuzz_seconds
