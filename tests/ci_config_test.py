@@ -240,6 +240,24 @@ class WorkflowFilesTest(unittest.TestCase):
                     for step in job["steps"] if "run" in step]
         self.assertIn("scripts/install_deps.sh && scripts/test.sh --nightly", commands)
 
+    def test_nightly_workflow_keeps_the_mutation_cache_by_core_hash(self):
+        workflow = load_yaml(".github", "workflows", "nightly.yml")
+        steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+        caches = [step for step in steps if step.get("uses", "").startswith("actions/cache@")]
+        self.assertEqual(len(caches), 1)
+        settings = caches[0]["with"]
+        # Where mutation/run_mutants.py keeps outcomes under its default build root.
+        self.assertEqual(settings["path"], "build/mutation/cache")
+        with open(source_path("mutation", "run_mutants.py"), encoding="utf-8") as handle:
+            runner = handle.read()
+        self.assertIn('default=os.path.join(REPO, "build", "mutation")', runner)
+        self.assertIn('os.path.join(root, "cache", f"{core}.jsonl")', runner)
+        self.assertIn("hashFiles('core/**')", settings["key"])
+        self.assertTrue(settings["key"].startswith(settings["restore-keys"]))
+        self.assertLess(steps.index(caches[0]),
+                        next(i for i, step in enumerate(steps)
+                             if "scripts/test.sh --nightly" in step.get("run", "")))
+
 
 class ClusterFuzzLiteFilesTest(unittest.TestCase):
     def test_project_yaml_says_cpp_on_a_builder_image_that_exists(self):
