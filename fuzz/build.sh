@@ -3,8 +3,8 @@
 #
 # The infrastructure sets $CC, $CXX, $CFLAGS, $CXXFLAGS (sanitizer and
 # coverage flags included), $LIB_FUZZING_ENGINE, $SRC, $WORK and $OUT. This
-# builds every target (fuzz/fuzz_*.cc -> fuzz_<what>) with them in
-# $WORK/dcpsched-oss-fuzz, and copies into $OUT each target, its seed corpus
+# builds every target (fuzz/fuzz_*.cc -> fuzz_<what>), and only them (CMake
+# target `fuzzers`), with them in $WORK/dcpsched-oss-fuzz, and copies into $OUT each target, its seed corpus
 # (corpus/fuzz_<what>/, seeds and regressions included) as
 # fuzz_<what>_seed_corpus.zip and its dictionary as fuzz_<what>.dict.
 #
@@ -29,7 +29,7 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DDCPSCHED_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$cxxflags" \
   -DCMAKE_BUILD_RPATH='$ORIGIN/lib'
-cmake --build "$build" -j "${DCPSCHED_JOBS:-$(nproc)}"
+cmake --build "$build" --target fuzzers -j "${DCPSCHED_JOBS:-$(nproc)}"
 
 for target in "$build"/fuzz_*; do
   name=$(basename "$target")
