@@ -10,10 +10,10 @@
 #                 test: unit, golden, properties, corpus replay, CLI, Python,
 #                 install consumer, benchmark smoke, the CI configuration
 #                 test and schedule_digest
-#   asan          the same under AddressSanitizer + UndefinedBehaviorSanitizer
-#                 (ci-asan), without the benchmarks
-#   clang-digest  a clang-14 release build of schedule_digest alone
-#                 (ci-clang): SPEC invariant 9 across compilers
+#   asan          the same built with clang-14 under AddressSanitizer +
+#                 UndefinedBehaviorSanitizer (ci-asan), without the
+#                 benchmarks; it is also the clang-14 build of
+#                 schedule_digest (SPEC invariant 9 across compilers)
 #   oss-fuzz      .clusterfuzzlite/build.sh run as the OSS-Fuzz builder runs
 #                 it, and its $OUT checked as check_build does
 #                 (fuzz/oss_fuzz_build_test.sh, oss-fuzz/)
@@ -31,6 +31,9 @@
 #                 corpus/ layout (fuzz/collect_new_inputs.sh)
 #   properties    every RapidCheck property at $DCPSCHED_NIGHTLY_PROPERTY_CASES
 #                 (default 100000) cases, from the release build
+#   asan-gcc      the default tier's asan stage built with g++ (ci-asan-gcc)
+#   digest-builds schedule_digest alone in a clang-14 release build
+#                 (ci-clang) and a g++ -O0 Debug build (ci-debug)
 #   coverage, mutation  scripts/coverage.sh and mutation/run_mutants.py, when
 #                 they exist
 #
@@ -46,7 +49,7 @@ nightly=0
 case ${1:-} in
   "") ;;
   --nightly) nightly=1 ;;
-  -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
   *) echo "usage: scripts/test.sh [--nightly]" >&2; exit 2 ;;
 esac
 
@@ -138,23 +141,43 @@ configure_build_test() {
 # Debug information: line tables only (-g1), enough for backtraces and
 # sanitizer reports and much cheaper to compile than -g.
 release() {
-  configure_build_test "$root/ci-release" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+  configure_build_test "$root/ci-release" -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 }
 
 # -O1: the optimization sanitizers are usually run with; it halves the
-# compile time of an instrumented build.
-asan() {
-  configure_build_test "$root/ci-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# compile time of an instrumented build. clang-14 compiles this tree about a
+# third faster than g++ does, so the default tier's sanitizer build is
+# clang's and the nightly tier adds g++'s.
+sanitized() {
+  local dir=$1
+  shift
+  configure_build_test "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DDCPSCHED_SANITIZE=ON -DDCPSCHED_BENCH=OFF
+    -DDCPSCHED_SANITIZE=ON -DDCPSCHED_BENCH=OFF "$@"
 }
 
-clang_digest() {
-  CC=clang-14 CXX=clang++-14 configure_build_test "$root/ci-clang" \
-    --tests '^schedule_digest$' --target schedule_digest \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-    -DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF
+asan() {
+  sanitized "$root/ci-asan" -DCMAKE_CXX_COMPILER=clang++-14
+}
+
+asan_gcc() {
+  sanitized "$root/ci-asan-gcc" -DCMAKE_CXX_COMPILER=g++
+}
+
+# schedule_digest DIR CMAKE_ARGS...: that test alone in a build of its own.
+schedule_digest() {
+  local dir=$1
+  shift
+  configure_build_test "$dir" --tests '^schedule_digest$' --target schedule_digest \
+    -DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF "$@"
+}
+
+digest_builds() {
+  schedule_digest "$root/ci-clang" -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+  schedule_digest "$root/ci-debug" -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1"
 }
 
 oss_fuzz() {
@@ -237,13 +260,14 @@ optional_tool() {
 
 stage release release
 stage asan asan
-stage clang-digest clang_digest
 stage oss-fuzz oss_fuzz
 stage import import
 stage fuzz fuzz
 if ((nightly)); then
   stage nightly-fuzz nightly_fuzz
   stage properties properties
+  stage asan-gcc asan_gcc
+  stage digest-builds digest_builds
   stage coverage optional_tool scripts/coverage.sh
   stage mutation optional_tool mutation/run_mutants.py --out "$root/mutation-results.md"
 fi
