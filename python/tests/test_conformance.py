@@ -132,27 +132,27 @@ def test_a_planted_difference_is_found_and_shrunk(tmp_path):
     assert counts is not None and counts[1] > 0, output
     reports = re.findall(r"^differ: (\S+): (.*)$", output, re.MULTILINE)
     assert len(reports) == counts[1], output
-    planted = upstream.load(checkout)
+    with UpstreamWorker(upstream.load(checkout)) as planted:
 
-    def differs(problem):
-        outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
-        return outcomes[0].kind == checks.DIFFER
+        def differs(problem):
+            outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
+            return outcomes[0].kind == checks.DIFFER
 
-    for check, line in reports:
-        assert check == "next_hdp_group_packing_aware", output
-        problem = parse_problem_line(line)
-        # Small, and the smallest that still shows it: dropping any sample or
-        # shortening any length by one token makes the difference go away.
-        assert len(problem.samples) <= 8, line
-        assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
-            problem.max_seq_len_per_rank + 1], line
-        assert differs(problem), line
-        for index, (sample_id, length) in enumerate(problem.samples):
-            others = problem.samples[:index] + problem.samples[index + 1:]
-            assert not differs(problem.with_samples(others)), (line, index)
-            if length > 1:
-                shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
-                assert not differs(problem.with_samples(shorter)), (line, index)
+        for check, line in reports:
+            assert check == "next_hdp_group_packing_aware", output
+            problem = parse_problem_line(line)
+            # Small, and the smallest that still shows it: dropping any sample or
+            # shortening any length by one token makes the difference go away.
+            assert len(problem.samples) <= 8, line
+            assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
+                problem.max_seq_len_per_rank + 1], line
+            assert differs(problem), line
+            for index, (sample_id, length) in enumerate(problem.samples):
+                others = problem.samples[:index] + problem.samples[index + 1:]
+                assert not differs(problem.with_samples(others)), (line, index)
+                if length > 1:
+                    shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
+                    assert not differs(problem.with_samples(shorter)), (line, index)
     # The report says where: rank 0's exec time, bit patterns shown.
     assert re.search(r"answer\[2\]\[0\]: upstream \S+ \(0x[0-9a-f.p+]+\), dcpsched", output), output
 
