@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -22,6 +23,7 @@ import dcpsched
 from conftest import REPO
 from dcpsched.conformance import checks, corpus, generators, upstream
 from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem
+from dcpsched.conformance.worker import UpstreamWorker
 from test_golden import assert_schedule_equal, assert_step_equal, run as run_golden_case
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "megatron_calls_dcpsched"
@@ -130,27 +132,27 @@ def test_a_planted_difference_is_found_and_shrunk(tmp_path):
     assert counts is not None and counts[1] > 0, output
     reports = re.findall(r"^differ: (\S+): (.*)$", output, re.MULTILINE)
     assert len(reports) == counts[1], output
-    planted = upstream.load(checkout)
+    with UpstreamWorker(upstream.load(checkout)) as planted:
 
-    def differs(problem):
-        outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
-        return outcomes[0].kind == checks.DIFFER
+        def differs(problem):
+            outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
+            return outcomes[0].kind == checks.DIFFER
 
-    for check, line in reports:
-        assert check == "next_hdp_group_packing_aware", output
-        problem = parse_problem_line(line)
-        # Small, and the smallest that still shows it: dropping any sample or
-        # shortening any length by one token makes the difference go away.
-        assert len(problem.samples) <= 8, line
-        assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
-            problem.max_seq_len_per_rank + 1], line
-        assert differs(problem), line
-        for index, (sample_id, length) in enumerate(problem.samples):
-            others = problem.samples[:index] + problem.samples[index + 1:]
-            assert not differs(problem.with_samples(others)), (line, index)
-            if length > 1:
-                shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
-                assert not differs(problem.with_samples(shorter)), (line, index)
+        for check, line in reports:
+            assert check == "next_hdp_group_packing_aware", output
+            problem = parse_problem_line(line)
+            # Small, and the smallest that still shows it: dropping any sample or
+            # shortening any length by one token makes the difference go away.
+            assert len(problem.samples) <= 8, line
+            assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
+                problem.max_seq_len_per_rank + 1], line
+            assert differs(problem), line
+            for index, (sample_id, length) in enumerate(problem.samples):
+                others = problem.samples[:index] + problem.samples[index + 1:]
+                assert not differs(problem.with_samples(others)), (line, index)
+                if length > 1:
+                    shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
+                    assert not differs(problem.with_samples(shorter)), (line, index)
     # The report says where: rank 0's exec time, bit patterns shown.
     assert re.search(r"answer\[2\]\[0\]: upstream \S+ \(0x[0-9a-f.p+]+\), dcpsched", output), output
 
@@ -239,15 +241,75 @@ def test_generated_problems_are_valid_and_cover_the_families():
     assert len(balanced) > 200 and any(p.max_num_seqs for p in balanced)
 
 
-def loop_forever():
+# Requests to the worker: module-level functions, called as f(upstream, *args).
+
+def first_step_ranks(up):
+    return up.next_group_packing_aware([(0, 3)], 2, 2)[3]
+
+
+def echo(_, value):
+    return value
+
+
+def divide_by_zero(_):
+    return 1 // 0
+
+
+def loop_forever(_):
     while True:
         pass
 
 
+def grow_without_end(_):
+    """A list that grows until the memory limit stops it (its 256 MiB blocks
+    are calloc'd, so untouched: the limit is of address space)."""
+    blocks = []
+    while True:
+        blocks.append(bytes(256 << 20))
+
+
+def unpicklable(_):
+    return lambda: None
+
+
+def die(_):
+    os._exit(3)
+
+
+def worker_pid(_):
+    return os.getpid()
+
+
 def test_upstream_calls_are_answers_errors_or_hangs():
-    assert checks.run_upstream(lambda: [(1, 2.5)], 5.0).value == [(1, 2.5)]
-    assert checks.run_upstream(lambda: 1 // 0, 5.0).error == (
-        "ZeroDivisionError: integer division or modulo by zero")
-    assert checks.run_upstream(loop_forever, 0.3).hung
-    # A list growing without end: stopped by the memory limit, not by the clock.
-    assert checks.run_upstream(lambda: [0] * (checks.UPSTREAM_MEMORY_LIMIT // 4), 60.0).hung
+    with UpstreamWorker(upstream.load(FIXTURE)) as worker:
+        # The worker has the loaded upstream, and outlives ordinary calls.
+        assert worker.call(first_step_ranks, (), 5.0).value == [[0], [0]]
+        pid = worker.call(worker_pid, (), 5.0).value
+        assert pid != os.getpid()
+        assert worker.call(echo, ([(1, 2.5)],), 5.0).value == [(1, 2.5)]
+        assert worker.call(divide_by_zero, (), 5.0).error == (
+            "ZeroDivisionError: integer division or modulo by zero")
+        assert worker.call(worker_pid, (), 5.0).value == pid
+        # A request and a reply larger than a pipe holds (64 KiB).
+        large = [(n, n / 3) for n in range(100_000)]
+        assert worker.call(echo, (large,), 5.0).value == large
+        # A hang is killed; the next call gets a fresh worker.
+        assert worker.call(loop_forever, (), 0.3).hung
+        assert worker.call(echo, ("after a hang",), 5.0).value == "after a hang"
+        restarted = worker.call(worker_pid, (), 5.0).value
+        assert restarted != pid
+        # A list growing without end: stopped by the memory limit, not by the clock.
+        started = time.monotonic()
+        assert worker.call(grow_without_end, (), 60.0).hung
+        assert time.monotonic() - started < 30
+        assert worker.call(echo, ("after MemoryError",), 5.0).value == "after MemoryError"
+        assert worker.call(worker_pid, (), 5.0).value != restarted
+        # A value that cannot be pickled back.
+        assert worker.call(unpicklable, (), 5.0).hung
+        assert worker.call(echo, (7,), 5.0).value == 7
+        # A worker that dies mid-call.
+        assert worker.call(die, (), 5.0).hung
+        assert worker.call(echo, (8,), 5.0).value == 8
+        last = worker.call(worker_pid, (), 5.0).value
+    with pytest.raises(ProcessLookupError):  # reaped on exit
+        os.kill(last, 0)

@@ -7,7 +7,8 @@ loads megatron/core/datasets/data_schedule.py and data_schedule_utils.py from
 the checkout at PATH as they are (upstream.py), runs upstream's functions and
 dcpsched's side by side on generated problems (generators.py) and on every
 problem of fuzz corpora (corpus.py), compares the answers exactly, exec times
-bit for bit (checks.py), shrinks every difference to a small problem
+bit for bit (checks.py; upstream runs in a worker process under a timeout
+and a memory limit, worker.py), shrinks every difference to a small problem
 (shrink.py), and prints a closing line
 
     conformance: N equal, M differ, K both reject, H upstream hangs (dcpsched rejects)

@@ -17,9 +17,13 @@ upstream returns an answer that breaks the invariants SPEC names (an empty
 rank, a microbatch of the wrong width, a rank over its token budget, an id
 lost or doubled: judged by dcpsched.verify for dynamic-CP answers), upstream
 is counted as refusing too, as the golden vectors do
-("UpstreamInvariantViolation"). Upstream runs in a forked child under a
-timeout and a memory limit: it loops forever on some inputs, and some of
-those loops grow a list without end.
+("UpstreamInvariantViolation"). Upstream runs in a worker process under a
+timeout and a memory limit (worker.py): it loops forever on some inputs, and
+some of those loops grow a list without end. The calls share that one
+process, as in Megatron-LM, which calls its scheduler repeatedly in one
+process; a call that times out or runs out of memory restarts the worker.
+Upstream's calls are the module-level functions _upstream_* below (a
+request to the worker pickles its function by reference).
 
 Outcomes: "equal", "differ", "both reject", "upstream hangs" (and dcpsched
 refuses), "outside" (dcpsched refuses the problem as outside its limits,
@@ -30,13 +34,7 @@ that does not exist, e.g. alignment when upstream's schedule failed).
 """
 
 import dataclasses
-import os
-import pickle
-import resource
-import select
-import signal
 import struct
-import time
 from typing import Any, Callable, Optional
 
 import dcpsched
@@ -49,8 +47,6 @@ UPSTREAM_HANGS = "upstream hangs"
 # A timed-out upstream call where dcpsched answers is run again this many
 # times longer.
 RETRY_FACTOR = 30
-# Address space an upstream call may add to the process's (bytes).
-UPSTREAM_MEMORY_LIMIT = 2 << 30
 OUTSIDE = "outside"
 SKIP = "skip"
 
@@ -67,62 +63,6 @@ class Answer:
     @property
     def ok(self) -> bool:
         return self.error is None and not self.hung
-
-
-def _limit_memory_growth(growth: int) -> None:
-    """Lets this process map at most `growth` more bytes of address space than
-    it has now (relative, since a sanitized build maps terabytes of shadow)."""
-    with open("/proc/self/statm", encoding="ascii") as statm:
-        mapped = int(statm.read().split()[0]) * resource.getpagesize()
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    soft = mapped + growth
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def run_upstream(call: Callable[[], Any], timeout: float) -> Answer:
-    """Runs an upstream call in a forked child; any exception is upstream
-    refusing the input. A child that runs past `timeout` seconds is killed, and
-    one that maps UPSTREAM_MEMORY_LIMIT more bytes (upstream's endless loops
-    grow lists) stops with MemoryError: both count as a hang."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: run, send the answer, exit at once
-        os.close(read_end)
-        try:
-            _limit_memory_growth(UPSTREAM_MEMORY_LIMIT)
-            try:
-                answer = Answer(value=call())
-            except MemoryError:
-                answer = Answer(hung=True)
-            except Exception as error:  # pylint: disable=broad-except
-                answer = Answer(error=f"{type(error).__name__}: {error}")
-            data = pickle.dumps(answer)
-        except BaseException:  # pylint: disable=broad-except
-            data = b""
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(data)
-        os._exit(0)
-    os.close(write_end)
-    chunks = []
-    deadline = time.monotonic() + timeout
-    with os.fdopen(read_end, "rb") as pipe:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([pipe], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                chunks = []
-                break
-            chunk = os.read(pipe.fileno(), 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    os.waitpid(pid, 0)
-    data = b"".join(chunks)
-    if not data:
-        return Answer(hung=True)
-    return pickle.loads(data)
 
 
 def run_dcpsched(call: Callable[[], Any]) -> Answer:
@@ -231,22 +171,43 @@ def _dp_balanced_broken(problem: DpBalancedProblem, groups) -> Optional[str]:
     return None
 
 
-def _unaligned_schedule(upstream, problem: DynamicCpProblem):
+def _upstream_schedule(upstream, problem: DynamicCpProblem, vpp_group):
+    """DefaultDynamicCPScheduler's schedule of the problem, aligned to
+    vpp_group (None: unaligned)."""
     return upstream.dynamic_cp_scheduler(
         max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=1,
-        dp_size=problem.total_gpus, microbatch_group_size_per_vp_stage=None,
+        dp_size=problem.total_gpus, microbatch_group_size_per_vp_stage=vpp_group,
         min_cp_size=problem.min_cp_size).get_groups_and_subsamples(list(problem.samples))
 
 
-def _compare(check, upstream_call, dcpsched_answer, broken, problem, timeout) -> Outcome:
-    """Runs upstream (dcpsched has run) and classifies the two answers. An
-    upstream call that times out where dcpsched answers is given
-    RETRY_FACTOR times longer before it counts as a hang (upstream is slow on
-    thousands of ranks)."""
+def _upstream_step(upstream, problem: DynamicCpProblem):
+    """One next_hdp_group_packing_aware step on the problem's samples."""
+    return upstream.next_group_packing_aware(
+        list(problem.samples), problem.total_gpus, problem.max_seq_len_per_rank,
+        problem.min_cp_size)
+
+
+def _upstream_align(upstream, schedule, vpp_group):
+    return upstream.align_sample_id_groups(schedule, vpp_group)
+
+
+def _upstream_dp_balanced(upstream, problem: DpBalancedProblem):
+    return upstream.dp_balanced_scheduler(
+        max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=problem.cp_size,
+        dp_size=problem.dp_size, microbatch_group_size_per_vp_stage=problem.vpp_group,
+        max_num_seqs=problem.max_num_seqs).get_groups_and_subsamples(problem.samples())
+
+
+def _compare(check, worker, upstream_call, dcpsched_answer, broken, problem,
+             timeout) -> Outcome:
+    """Runs upstream_call, a (function, args) request, in the worker (dcpsched
+    has run) and classifies the two answers. An upstream call that times out
+    where dcpsched answers is given RETRY_FACTOR times longer before it counts
+    as a hang (upstream is slow on thousands of ranks)."""
     d = dcpsched_answer
-    u = run_upstream(upstream_call, timeout)
+    u = worker.call(*upstream_call, timeout)
     if u.hung and d.ok:
-        u = run_upstream(upstream_call, timeout * RETRY_FACTOR)
+        u = worker.call(*upstream_call, timeout * RETRY_FACTOR)
     why = None
     if u.ok and d.ok:
         kind = EQUAL if same(u.value, d.value) else DIFFER
@@ -265,39 +226,32 @@ def _compare(check, upstream_call, dcpsched_answer, broken, problem, timeout) ->
     return Outcome(check, kind, u, d, problem, why)
 
 
-def check_dynamic_cp(upstream, problem: DynamicCpProblem, timeout: float, only=None):
+def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=None):
     """The three checks of a dynamic-CP problem (alignment only with vpp_group > 1),
-    or just the one named `only`."""
+    or just the one named `only`; upstream runs in `worker` (an UpstreamWorker)."""
     samples = list(problem.samples)
     outcomes = []
     if only in (None, "get_groups_and_subsamples"):
         outcomes.append(_compare(
-            "get_groups_and_subsamples",
-            lambda: upstream.dynamic_cp_scheduler(
-                max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=1,
-                dp_size=problem.total_gpus,
-                microbatch_group_size_per_vp_stage=problem.vpp_group,
-                min_cp_size=problem.min_cp_size).get_groups_and_subsamples(samples),
+            "get_groups_and_subsamples", worker,
+            (_upstream_schedule, (problem, problem.vpp_group)),
             run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
                 problem.min_cp_size, problem.vpp_group)),
             lambda groups: _dynamic_schedule_broken(problem, groups), problem, timeout))
     if only in (None, "next_hdp_group_packing_aware"):
         outcomes.append(_compare(
-            "next_hdp_group_packing_aware",
-            lambda: upstream.next_group_packing_aware(
-                list(samples), problem.total_gpus, problem.max_seq_len_per_rank,
-                problem.min_cp_size),
+            "next_hdp_group_packing_aware", worker, (_upstream_step, (problem,)),
             run_dcpsched(lambda: dcpsched.next_group_packing_aware(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
                 problem.min_cp_size)),
             lambda step: _step_broken(problem, step), problem, timeout))
     if (only in (None, "align_sample_id_groups") and problem.vpp_group is not None
             and problem.vpp_group > 1):
-        unaligned = run_upstream(lambda: _unaligned_schedule(upstream, problem), timeout)
+        unaligned = worker.call(_upstream_schedule, (problem, None), timeout)
         if unaligned.ok and not _dynamic_schedule_broken(
                 dataclasses.replace(problem, vpp_group=None), unaligned.value):
-            outcomes.append(_align_outcome(upstream, unaligned.value, problem.vpp_group,
+            outcomes.append(_align_outcome(worker, unaligned.value, problem.vpp_group,
                                            timeout, problem))
         else:
             outcomes.append(Outcome("align_sample_id_groups", SKIP, unaligned, Answer(),
@@ -305,41 +259,37 @@ def check_dynamic_cp(upstream, problem: DynamicCpProblem, timeout: float, only=N
     return outcomes
 
 
-def _align_outcome(upstream, schedule, vpp_group, timeout, problem) -> Outcome:
+def _align_outcome(worker, schedule, vpp_group, timeout, problem) -> Outcome:
     width = len(schedule[0]) if schedule else 0
     copy = [[list(rank) for rank in microbatch] for microbatch in schedule]
     return _compare(
-        "align_sample_id_groups",
-        lambda: upstream.align_sample_id_groups(copy, vpp_group),
+        "align_sample_id_groups", worker, (_upstream_align, (copy, vpp_group)),
         run_dcpsched(lambda: dcpsched.align_to_vpp_group(schedule, vpp_group)),
         lambda aligned: _width_broken(aligned, width), problem, timeout)
 
 
-def check_vpp_align(upstream, problem: VppAlignProblem, timeout: float, only=None):
+def check_vpp_align(worker, problem: VppAlignProblem, timeout: float, only=None):
     """Alignment of a given schedule."""
-    return [_align_outcome(upstream, problem.schedule_lists(), problem.vpp_group, timeout,
+    return [_align_outcome(worker, problem.schedule_lists(), problem.vpp_group, timeout,
                            problem)]
 
 
-def check_dp_balanced(upstream, problem: DpBalancedProblem, timeout: float, only=None):
+def check_dp_balanced(worker, problem: DpBalancedProblem, timeout: float, only=None):
     """DpBalancedScheduler on the problem's lengths (ids = positions)."""
     samples = problem.samples()
     return [_compare(
-        "DpBalancedScheduler",
-        lambda: upstream.dp_balanced_scheduler(
-            max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=problem.cp_size,
-            dp_size=problem.dp_size, microbatch_group_size_per_vp_stage=problem.vpp_group,
-            max_num_seqs=problem.max_num_seqs).get_groups_and_subsamples(samples),
+        "DpBalancedScheduler", worker, (_upstream_dp_balanced, (problem,)),
         run_dcpsched(lambda: dcpsched.schedule_dp_balanced(
             samples, problem.dp_size, problem.cp_size, problem.max_seq_len_per_rank,
             problem.max_num_seqs, problem.vpp_group)),
         lambda groups: _dp_balanced_broken(problem, groups), problem, timeout)]
 
 
-def run_checks(upstream, problem, timeout: float, only: Optional[str] = None):
-    """Every check that applies to `problem`, or only the one named `only`."""
+def run_checks(worker, problem, timeout: float, only: Optional[str] = None):
+    """Every check that applies to `problem`, or only the one named `only`;
+    upstream runs in `worker`, an UpstreamWorker."""
     if isinstance(problem, DynamicCpProblem):
-        return check_dynamic_cp(upstream, problem, timeout, only)
+        return check_dynamic_cp(worker, problem, timeout, only)
     if isinstance(problem, DpBalancedProblem):
-        return check_dp_balanced(upstream, problem, timeout, only)
-    return check_vpp_align(upstream, problem, timeout, only)
+        return check_dp_balanced(worker, problem, timeout, only)
+    return check_vpp_align(worker, problem, timeout, only)

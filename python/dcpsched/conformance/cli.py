@@ -8,6 +8,7 @@ from typing import List, Optional
 
 from dcpsched.conformance import checks, corpus, generators, shrink, upstream
 from dcpsched.conformance.golden import GoldenWriter
+from dcpsched.conformance.worker import UpstreamWorker
 
 # A progress line on stderr every this many problems.
 PROGRESS_EVERY = 500
@@ -50,12 +51,12 @@ def _problems(args, corpora):
         yield from corpus.read(directory)
 
 
-def _report(outcome, source, up, timeout, out) -> None:
+def _report(outcome, source, worker, timeout, out) -> None:
     def differs(candidate):
         return any(o.kind == checks.DIFFER
-                   for o in checks.run_checks(up, candidate, timeout, outcome.check))
+                   for o in checks.run_checks(worker, candidate, timeout, outcome.check))
     smallest = shrink.shrink(outcome.problem, differs)
-    shown = checks.run_checks(up, smallest, timeout, outcome.check)[0]
+    shown = checks.run_checks(worker, smallest, timeout, outcome.check)[0]
     print(f"differ: {outcome.check}: {smallest.line()}", file=out)
     print(f"  {shown.describe()}", file=out)
     print(f"  found in {source}", file=out)
@@ -80,16 +81,18 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     counts = collections.Counter()
     problems = 0
     try:
-        for source, problem in _problems(args, corpora):
-            problems += 1
-            if problems % PROGRESS_EVERY == 0:
-                print(f"conformance: {problems} problems so far", file=sys.stderr, flush=True)
-            for outcome in checks.run_checks(up, problem, args.timeout):
-                counts[outcome.kind] += 1
-                if writer:
-                    writer.add(outcome)
-                if outcome.kind == checks.DIFFER:
-                    _report(outcome, source, up, args.timeout, out)
+        with UpstreamWorker(up) as worker:
+            for source, problem in _problems(args, corpora):
+                problems += 1
+                if problems % PROGRESS_EVERY == 0:
+                    print(f"conformance: {problems} problems so far", file=sys.stderr,
+                          flush=True)
+                for outcome in checks.run_checks(worker, problem, args.timeout):
+                    counts[outcome.kind] += 1
+                    if writer:
+                        writer.add(outcome)
+                    if outcome.kind == checks.DIFFER:
+                        _report(outcome, source, worker, args.timeout, out)
     except corpus.CorpusError as error:
         print(f"conformance: {error}", file=sys.stderr)
         return 2
