@@ -14,6 +14,7 @@
 #ifndef DCPSCHED_CORE_COMPACT_SCHEDULE_H_
 #define DCPSCHED_CORE_COMPACT_SCHEDULE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -51,17 +52,27 @@ struct CompactSchedule {
                          const CompactSchedule&) = default;
 };
 
+// The width of microbatch `microbatch_index` (`microbatch`): where its last
+// group ends, 0 for no groups. InvalidArgument, naming the microbatch and
+// group, when its groups do not tile [0, width): the first does not start at
+// rank 0, a group has size < 1, or a group does not start where the one
+// before it ends (a gap or an overlap). O(groups), no allocation.
+absl::StatusOr<std::int64_t> MicrobatchWidth(const CompactMicrobatch& microbatch,
+                                             std::size_t microbatch_index);
+
 // The per-rank form: rank r of microbatch m holds the ids of the group of m
 // that covers r. InvalidArgument, naming the microbatch and group, when the
-// groups of a microbatch do not tile its ranks.
+// groups of a microbatch do not tile its ranks. It builds width lists per
+// microbatch, so a caller reading a schedule from outside bounds the width
+// first (MicrobatchWidth).
 absl::StatusOr<Schedule> ExpandSchedule(const CompactSchedule& schedule);
 
 // Rank `rank`'s ids in every microbatch: element m equals
 // ExpandSchedule(schedule)->microbatches[m].rank_ids[rank]. Costs
-// O(microbatches x log(groups per microbatch) + the ids returned); no other
-// rank's list is built. InvalidArgument when the groups of a microbatch do
-// not tile its ranks, or when `rank` is negative or not below a microbatch's
-// width.
+// O(groups + the ids returned): each microbatch's groups are checked to tile
+// (integer comparisons, no allocation), and no other rank's list is built.
+// InvalidArgument when the groups of a microbatch do not tile its ranks, or
+// when `rank` is negative or not below a microbatch's width.
 absl::StatusOr<std::vector<std::vector<SampleId>>> RankIds(
     const CompactSchedule& schedule, std::int64_t rank);
 
