@@ -62,6 +62,19 @@ const char* TypeName(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
 // `value` (an int, or any object with __index__) as an int64.
 template <typename Name>
 std::int64_t ToInt64(py::handle value, const Name& name) {
+  // Fast path, for the common case of a plain int in range: no
+  // __index__ call and no new reference. Anything else (an int subclass,
+  // an object with __index__, an int outside int64) takes the general path,
+  // which also words the errors.
+  if (PyLong_CheckExact(value.ptr())) {
+    int overflow = 0;
+    const long long result =  // NOLINT(runtime/int): the C API's type
+        PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0 && !(result == -1 && PyErr_Occurred() != nullptr)) {
+      return static_cast<std::int64_t>(result);
+    }
+    PyErr_Clear();
+  }
   if (PyIndex_Check(value.ptr()) == 0) {
     throw py::type_error(
         absl::StrCat(name(), " must be an int, not ", TypeName(value)));
