@@ -25,6 +25,11 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
     ReportAndAbort(kTarget, "dp_balanced differs from the oracle", status,
                    FormatDpBalancedProblem(problem));
   }
+  if (const absl::Status status = properties::CheckDpBalancedCompactMatchesPerRank(problem);
+      !status.ok()) {
+    ReportAndAbort(kTarget, "dp_balanced compact schedule is not the per-rank schedule", status,
+                   FormatDpBalancedProblem(problem));
+  }
 }
 
 }  // namespace

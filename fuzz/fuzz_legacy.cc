@@ -45,6 +45,11 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
   if (const absl::Status status = properties::CheckLegacyMatchesReference(problem); !status.ok()) {
     ReportAndAbort(kTarget, "legacy differs from the oracle", status, FormatProblem(problem));
   }
+  if (const absl::Status status = properties::CheckLegacyCompactMatchesPerRank(problem);
+      !status.ok()) {
+    ReportAndAbort(kTarget, "legacy compact schedule is not the per-rank schedule", status,
+                   FormatProblem(problem));
+  }
 }
 
 }  // namespace

@@ -149,6 +149,9 @@ std::optional<Finding> FindBrokenProperty(const DynamicCpProblem& problem) {
           absl::InternalError("the schedule's first microbatch differs from the step's")};
     }
   }
+  if (absl::Status status = properties::CheckCompactMatchesPerRank(problem); !status.ok()) {
+    return Finding{"compact schedule is not the per-rank schedule", status};
+  }
   if (!valid) return std::nullopt;
   if (absl::Status status = properties::CheckEmptyRanksFormATail(problem); !status.ok()) {
     return Finding{"empty ranks before the fill are not a tail", status};

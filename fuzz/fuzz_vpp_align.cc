@@ -145,6 +145,12 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
     ReportAndAbort(kTarget, "alignment differs from the oracle", status,
                    FormatVppAlignInput(input));
   }
+  if (const absl::Status status =
+          properties::CheckAlignmentCompactMatchesPerRank(input.schedule, input.vpp_group);
+      !status.ok()) {
+    ReportAndAbort(kTarget, "compact alignment is not the per-rank alignment", status,
+                   FormatVppAlignInput(input));
+  }
   const absl::StatusOr<Schedule> aligned = AlignToVppGroup(input.schedule, input.vpp_group);
   if (!aligned.ok()) return;
   if (const absl::Status status = CheckAligned(input, *aligned); !status.ok()) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/compact_schedule.h"
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
@@ -122,6 +123,75 @@ absl::StatusOr<Schedule> MapSchedule(absl::StatusOr<Schedule> schedule,
   return map(*std::move(schedule));
 }
 
+
+// The ranks whose per-rank view the compact checks compare: 0, width / 2
+// and width - 1, or every rank of a narrow schedule.
+std::vector<std::int64_t> RanksToView(std::int64_t width) {
+  if (width <= 16) {
+    std::vector<std::int64_t> every(static_cast<std::size_t>(width));
+    std::iota(every.begin(), every.end(), 0);
+    return every;
+  }
+  return {0, width / 2, width - 1};
+}
+
+// `compact` and `ranks`, one schedule in its two forms, agree (see
+// CheckCompactMatchesPerRank).
+absl::Status CompareCompactWithRanks(absl::string_view name,
+                                     const CompactSchedule& compact,
+                                     const Schedule& ranks) {
+  const absl::StatusOr<Schedule> expanded = ExpandSchedule(compact);
+  if (!expanded.ok()) {
+    return Fail(absl::StrCat(name, ": the compact form does not expand: ",
+                             expanded.status().ToString()));
+  }
+  if (const std::string difference = FirstDifference(*expanded, ranks);
+      !difference.empty()) {
+    return Fail(absl::StrCat(name, ": the compact form expanded and the per-rank form differ: ",
+                             difference));
+  }
+  if (!(compact == CompactFromRanks(ranks))) {
+    return Fail(absl::StrCat(name, ": the compact form is not CompactFromRanks of the "
+                             "per-rank form (equal neighbouring groups, or groups split)"));
+  }
+  if (ranks.microbatches.empty()) return absl::OkStatus();
+  const auto width =
+      static_cast<std::int64_t>(ranks.microbatches.front().rank_ids.size());
+  for (const std::int64_t rank : RanksToView(width)) {
+    const absl::StatusOr<std::vector<std::vector<SampleId>>> view = RankIds(compact, rank);
+    if (!view.ok()) {
+      return Fail(absl::StrCat(name, ": RankIds(", rank, ") fails: ", view.status().ToString()));
+    }
+    for (std::size_t m = 0; m < ranks.microbatches.size(); ++m) {
+      const std::vector<SampleId>& slice =
+          ranks.microbatches[m].rank_ids[static_cast<std::size_t>(rank)];
+      if (m >= view->size() || (*view)[m] != slice) {
+        return Fail(absl::StrCat(name, ": RankIds(", rank, ") differs from the slice at microbatch ",
+                                 m, ": ", m < view->size() ? RankText((*view)[m]) : "missing",
+                                 " vs ", RankText(slice)));
+      }
+    }
+    if (view->size() != ranks.microbatches.size()) {
+      return Fail(absl::StrCat(name, ": RankIds(", rank, ") has ", view->size(),
+                               " microbatches, the schedule ", ranks.microbatches.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Both forms of one scheduler's result: both fail alike, or both succeed and
+// agree.
+absl::Status CompareCompactOutcome(absl::string_view name,
+                                   const absl::StatusOr<CompactSchedule>& compact,
+                                   const absl::StatusOr<Schedule>& ranks) {
+  if (compact.ok() != ranks.ok() ||
+      (!compact.ok() && compact.status() != ranks.status())) {
+    return Fail(absl::StrCat(name, ": the compact form gives ", compact.status().ToString(),
+                             " but the per-rank form gives ", ranks.status().ToString()));
+  }
+  if (!compact.ok()) return absl::OkStatus();
+  return CompareCompactWithRanks(name, *compact, *ranks);
+}
 
 }  // namespace
 
@@ -352,6 +422,31 @@ absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem) {
                          ReferenceScheduleLegacy(problem.samples, problem.options));
 }
 
+absl::Status CheckCompactMatchesPerRank(const DynamicCpProblem& problem) {
+  return CompareCompactOutcome(
+      "packing-aware", ScheduleDynamicCpCompact(problem.samples, problem.options),
+      ScheduleDynamicCp(problem.samples, problem.options));
+}
+
+absl::Status CheckLegacyCompactMatchesPerRank(const DynamicCpProblem& problem) {
+  return CompareCompactOutcome("legacy",
+                               ScheduleLegacyCompact(problem.samples, problem.options),
+                               ScheduleLegacy(problem.samples, problem.options));
+}
+
+absl::Status CheckDpBalancedCompactMatchesPerRank(const DpBalancedProblem& problem) {
+  return CompareCompactOutcome("dp_balanced",
+                               ScheduleDpBalancedCompact(problem.lens, problem.options),
+                               ScheduleDpBalanced(problem.lens, problem.options));
+}
+
+absl::Status CheckAlignmentCompactMatchesPerRank(const Schedule& schedule,
+                                                 std::int64_t vpp_group) {
+  return CompareCompactOutcome("VPP alignment",
+                               AlignToVppGroup(CompactFromRanks(schedule), vpp_group),
+                               AlignToVppGroup(schedule, vpp_group));
+}
+
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
     return CheckInvalidIsRejected(problem);
@@ -377,6 +472,9 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
     outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));
   }
   outcomes.emplace_back("legacy matches oracle", CheckLegacyMatchesReference(problem));
+  outcomes.emplace_back("compact form is the per-rank form", CheckCompactMatchesPerRank(problem));
+  outcomes.emplace_back("legacy compact form is the per-rank form",
+                        CheckLegacyCompactMatchesPerRank(problem));
   const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
   if (permutation.code() != absl::StatusCode::kInvalidArgument) {
     outcomes.emplace_back("permutation", permutation);

@@ -87,6 +87,22 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
 // drift unseen (mutation testing: the slack, the bucket count, the target).
 absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem);
 
+// The compact form is the per-rank form, for every scheduler: the compact
+// schedule and the per-rank one both succeed or fail alike (same code and
+// message); ExpandSchedule(compact) equals the per-rank schedule; the
+// compact form is CompactFromRanks of it (no two neighbouring groups hold
+// equal lists); and RankIds(compact, r) is the slice of rank r, for ranks 0,
+// G/2 and G-1 (every rank when G <= 16).
+// CheckCompactMatchesPerRank: the packing-aware schedule of `problem`;
+// the others: the legacy schedule, dp_balanced, and VPP alignment of
+// `schedule` (AlignToVppGroup of CompactFromRanks(schedule) against that of
+// `schedule`).
+absl::Status CheckCompactMatchesPerRank(const DynamicCpProblem& problem);
+absl::Status CheckLegacyCompactMatchesPerRank(const DynamicCpProblem& problem);
+absl::Status CheckDpBalancedCompactMatchesPerRank(const DpBalancedProblem& problem);
+absl::Status CheckAlignmentCompactMatchesPerRank(const Schedule& schedule,
+                                                 std::int64_t vpp_group);
+
 // Every check above that applies to a valid problem: for regression tests.
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem);
 

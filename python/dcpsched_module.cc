@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "core/checker.h"
+#include "core/compact_schedule.h"
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
@@ -61,6 +62,19 @@ const char* TypeName(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
 // `value` (an int, or any object with __index__) as an int64.
 template <typename Name>
 std::int64_t ToInt64(py::handle value, const Name& name) {
+  // Fast path, for the common case of a plain int in range: no
+  // __index__ call and no new reference. Anything else (an int subclass,
+  // an object with __index__, an int outside int64) takes the general path,
+  // which also words the errors.
+  if (PyLong_CheckExact(value.ptr())) {
+    int overflow = 0;
+    const long long result =  // NOLINT(runtime/int): the C API's type
+        PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0 && !(result == -1 && PyErr_Occurred() != nullptr)) {
+      return static_cast<std::int64_t>(result);
+    }
+    PyErr_Clear();
+  }
   if (PyIndex_Check(value.ptr()) == 0) {
     throw py::type_error(
         absl::StrCat(name(), " must be an int, not ", TypeName(value)));
@@ -200,6 +214,22 @@ DynamicCpOptions ToDynamicCpOptions(py::handle total_gpus,
   return options;
 }
 
+// The keyword argument `rank`: None (every rank) or a rank of a schedule of
+// `total_gpus` ranks. Checked before scheduling when total_gpus is itself
+// valid (otherwise the core says what is wrong with it): outside
+// [0, total_gpus) is InvalidArgument naming the range.
+absl::StatusOr<std::optional<std::int64_t>> ToRank(py::handle rank,
+                                                   std::int64_t total_gpus) {
+  const std::optional<std::int64_t> value = ToOptionalInt64(rank, "rank");
+  if (value.has_value() && total_gpus >= 1 && total_gpus <= kMaxTotalGpus &&
+      (*value < 0 || *value >= total_gpus)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank is ", *value, "; it must be in [0, ", total_gpus,
+        "), a rank of the total_gpus=", total_gpus, " ranks"));
+  }
+  return value;
+}
+
 // ---------------------------------------------------------------------------
 // Running the core.
 
@@ -241,21 +271,81 @@ auto WithoutGil(const Call& call) -> decltype(call()) {
 // ---------------------------------------------------------------------------
 // C++ -> Python.
 
-py::list ToPython(const Schedule& schedule) {
-  py::list microbatches(schedule.microbatches.size());
-  for (std::size_t i = 0; i < schedule.microbatches.size(); ++i) {
-    microbatches[i] = py::cast(schedule.microbatches[i].rank_ids);
+// A new list of `ids`.
+py::list ToPython(const std::vector<SampleId>& ids) {
+  py::list list(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    PyObject* const id = PyLong_FromLongLong(ids[i]);
+    if (id == nullptr) throw py::error_already_set();
+    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(i), id);
+  }
+  return list;
+}
+
+// Per microbatch, one rank's ids (RankIds).
+py::list ToPython(const std::vector<std::vector<SampleId>>& rank_lists) {
+  py::list microbatches(rank_lists.size());
+  for (std::size_t m = 0; m < rank_lists.size(); ++m) {
+    microbatches[m] = ToPython(rank_lists[m]);
   }
   return microbatches;
 }
 
-// Upstream's 4-tuple: (micro_batches, leftovers, exec_times, sample_ids).
-py::tuple ToPython(const PackedMicrobatch& step) {
-  py::list leftovers(step.leftovers.size());
-  for (std::size_t i = 0; i < step.leftovers.size(); ++i) {
-    leftovers[i] = py::make_tuple(step.leftovers[i].id, step.leftovers[i].len);
+// The per-rank form, straight from the compact one: per microbatch, per rank,
+// a list of its ids. The ranks of a group get equal but distinct lists (as
+// upstream's do): the first is built from the ids, the others are copies of
+// it, which share its int objects. No C++ per-rank schedule is built.
+py::list ToPython(const CompactSchedule& schedule) {
+  py::list microbatches(schedule.microbatches.size());
+  for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
+    const std::vector<CpGroupIds>& groups = schedule.microbatches[m].groups;
+    const std::int64_t width =
+        groups.empty() ? 0 : groups.back().first_rank + groups.back().size;
+    py::list ranks(static_cast<std::size_t>(width));
+    for (const CpGroupIds& group : groups) {
+      py::list first = ToPython(group.ids);
+      const auto count = static_cast<Py_ssize_t>(group.ids.size());
+      for (std::int64_t member = 1; member < group.size; ++member) {
+        PyObject* const copy = PyList_GetSlice(first.ptr(), 0, count);
+        if (copy == nullptr) throw py::error_already_set();
+        PyList_SET_ITEM(ranks.ptr(),
+                        static_cast<Py_ssize_t>(group.first_rank + member), copy);
+      }
+      PyList_SET_ITEM(ranks.ptr(), static_cast<Py_ssize_t>(group.first_rank),
+                      first.release().ptr());
+    }
+    microbatches[m] = std::move(ranks);
   }
-  return py::make_tuple(py::cast(step.rank_lens), std::move(leftovers),
+  return microbatches;
+}
+
+// The schedule, or with `rank` only that rank's ids per microbatch.
+py::list ToPython(const CompactSchedule& schedule,
+                  const std::optional<std::int64_t>& rank) {
+  if (!rank.has_value()) return ToPython(schedule);
+  return ToPython(ValueOrThrow(RankIds(schedule, *rank)));
+}
+
+py::list ToPython(const std::vector<Sample>& leftovers) {
+  py::list list(leftovers.size());
+  for (std::size_t i = 0; i < leftovers.size(); ++i) {
+    list[i] = py::make_tuple(leftovers[i].id, leftovers[i].len);
+  }
+  return list;
+}
+
+// Upstream's 4-tuple: (micro_batches, leftovers, exec_times, sample_ids);
+// with `rank`, rank r's part of each per-rank element (its lens, its time,
+// its ids) and the leftovers, which are the same for every rank.
+py::tuple ToPython(const PackedMicrobatch& step,
+                   const std::optional<std::int64_t>& rank) {
+  if (rank.has_value()) {
+    const auto r = static_cast<std::size_t>(*rank);
+    return py::make_tuple(py::cast(step.rank_lens[r]), ToPython(step.leftovers),
+                          step.rank_work[r],
+                          ToPython(step.microbatch.rank_ids[r]));
+  }
+  return py::make_tuple(py::cast(step.rank_lens), ToPython(step.leftovers),
                         py::cast(step.rank_work),
                         py::cast(step.microbatch.rank_ids));
 }
@@ -275,13 +365,18 @@ py::list PyScheduleDynamicCp(const py::object& sample_id_seqlens,
                              const py::object& total_gpus,
                              const py::object& max_seq_len_per_rank,
                              const py::object& min_cp_size,
-                             const py::object& vpp_group) {
+                             const py::object& vpp_group,
+                             const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
   const DynamicCpOptions options = ToDynamicCpOptions(
       total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
-  return ToPython(ValueOrThrow(
-      WithoutGil([&] { return ScheduleDynamicCp(samples, options); })));
+  const std::optional<std::int64_t> view =
+      ValueOrThrow(ToRank(rank, options.total_gpus));
+  return ToPython(ValueOrThrow(WithoutGil([&] {
+                    return ScheduleDynamicCpCompact(samples, options);
+                  })),
+                  view);
 }
 
 py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
@@ -294,19 +389,23 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
   const DynamicCpOptions options = ToDynamicCpOptions(
       total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
   return ToPython(ValueOrThrow(
-      WithoutGil([&] { return ScheduleLegacy(samples, options); })));
+      WithoutGil([&] { return ScheduleLegacyCompact(samples, options); })));
 }
 
 py::tuple PyNextGroupPackingAware(const py::object& sample_seqlens,
                                   const py::object& total_gpus,
                                   const py::object& max_seq_len_per_rank,
-                                  const py::object& min_cp_size) {
+                                  const py::object& min_cp_size,
+                                  const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_seqlens, "sample_seqlens");
   const DynamicCpOptions options = ToDynamicCpOptions(
       total_gpus, max_seq_len_per_rank, min_cp_size, py::none());
-  return ToPython(ValueOrThrow(
-      WithoutGil([&] { return PackingAwareStep(samples, options); })));
+  const std::optional<std::int64_t> view =
+      ValueOrThrow(ToRank(rank, options.total_gpus));
+  return ToPython(ValueOrThrow(WithoutGil(
+                      [&] { return PackingAwareStep(samples, options); })),
+                  view);
 }
 
 py::list PyScheduleDpBalanced(const py::object& sample_id_seqlens,
@@ -314,7 +413,8 @@ py::list PyScheduleDpBalanced(const py::object& sample_id_seqlens,
                               const py::object& cp_size,
                               const py::object& max_seq_len_per_rank,
                               const py::object& max_num_seqs,
-                              const py::object& vpp_group) {
+                              const py::object& vpp_group,
+                              const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
   DpBalancedOptions options;
@@ -324,19 +424,27 @@ py::list PyScheduleDpBalanced(const py::object& sample_id_seqlens,
       ToInt64Argument(max_seq_len_per_rank, "max_seq_len_per_rank");
   options.max_num_seqs = ToOptionalInt64(max_num_seqs, "max_num_seqs");
   options.vpp_group = ToOptionalInt64(vpp_group, "vpp_group");
+  // G only when dp_size and cp_size are in range (else the core says so).
+  const bool sizes_in_range = options.dp_size >= 1 && options.cp_size >= 1 &&
+                              options.dp_size <= kMaxTotalGpus &&
+                              options.cp_size <= kMaxTotalGpus;
+  const std::optional<std::int64_t> view = ValueOrThrow(ToRank(
+      rank, sizes_in_range ? options.dp_size * options.cp_size : 0));
   std::vector<std::int64_t> lens;
   lens.reserve(samples.size());
   for (const Sample& sample : samples) lens.push_back(sample.len);
-  return ToPython(ValueOrThrow(
-      WithoutGil([&] { return ScheduleDpBalanced(lens, options); })));
+  return ToPython(ValueOrThrow(WithoutGil([&] {
+                    return ScheduleDpBalancedCompact(lens, options);
+                  })),
+                  view);
 }
 
 py::list PyAlignToVppGroup(const py::object& schedule,
                            const py::object& vpp_group) {
-  Schedule input = ToSchedule(schedule, "schedule");
+  const Schedule input = ToSchedule(schedule, "schedule");
   const std::int64_t group = ToInt64Argument(vpp_group, "vpp_group");
   return ToPython(ValueOrThrow(WithoutGil(
-      [&] { return AlignToVppGroup(std::move(input), group); })));
+      [&] { return AlignToVppGroup(CompactFromRanks(input), group); })));
 }
 
 py::list PyVerify(const py::object& schedule,
@@ -422,7 +530,7 @@ Raises:
 )doc";
 
 constexpr char kScheduleDynamicCpDoc[] =
-    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None)
+    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, *, rank=None)
 --
 
 Schedules one global batch with the packing-aware dynamic-CP scheduler.
@@ -439,14 +547,20 @@ Args:
   max_seq_len_per_rank: token budget of one rank in one microbatch.
   min_cp_size: smallest CP group, a power of two <= G.
   vpp_group: None, or >= 1: the microbatch count becomes a multiple of it.
+  rank (keyword only): None, or one rank r in [0, total_gpus): return only
+    r's lists. Megatron-LM computes the schedule on every rank and each rank
+    uses only its own lists; with rank the other ranks' lists are never
+    built.
 
 Returns:
   list[list[list[int]]]: per microbatch, per rank (G lists), the ids that
-  rank processes, in placement order.
+  rank processes, in placement order. With rank=r: list[list[int]], per
+  microbatch rank r's ids, equal to [mb[r] for mb in the full result].
 
 Raises:
   TypeError: an argument has the wrong type or shape.
-  InvalidInputError (a ValueError): the input is outside the limits.
+  InvalidInputError (a ValueError): the input is outside the limits, or
+    rank is outside [0, total_gpus).
   UnschedulableError (a ValueError): upstream's algorithm cannot schedule
     it (upstream would raise, hang or break an invariant).
 )doc";
@@ -461,7 +575,7 @@ schedule_dynamic_cp.
 )doc";
 
 constexpr char kNextGroupPackingAwareDoc[] =
-    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1)
+    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, *, rank=None)
 --
 
 Builds one microbatch: upstream's next_hdp_group_packing_aware.
@@ -469,6 +583,7 @@ Builds one microbatch: upstream's next_hdp_group_packing_aware.
 Args:
   sample_seqlens: list of (id, len) pairs, in any order.
   total_gpus, max_seq_len_per_rank, min_cp_size: as schedule_dynamic_cp.
+  rank (keyword only): None, or one rank r in [0, total_gpus).
 
 Returns:
   (micro_batches, leftovers, exec_times, sample_ids), upstream's 4-tuple:
@@ -479,13 +594,17 @@ Returns:
     bit for bit upstream's (list[float]);
   sample_ids: per rank, the ids it holds (list[list[int]]).
   An empty sample list gives G empty ranks, times 0.0 and no leftovers.
+  With rank=r, each per-rank element is rank r's alone and the leftovers
+  are whole (every rank continues with the same ones):
+  (micro_batches[r]: list[int], leftovers, exec_times[r]: float,
+  sample_ids[r]: list[int]).
 
 Raises:
   TypeError, ValueError: as schedule_dynamic_cp.
 )doc";
 
 constexpr char kScheduleDpBalancedDoc[] =
-    R"doc(schedule_dp_balanced(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, max_num_seqs=None, vpp_group=None)
+    R"doc(schedule_dp_balanced(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, max_num_seqs=None, vpp_group=None, *, rank=None)
 --
 
 Schedules one global batch with fixed CP: upstream's
@@ -501,15 +620,20 @@ Args:
   max_seq_len_per_rank: token budget of one rank.
   max_num_seqs: None, or at most this many samples per packed sequence.
   vpp_group: None, or microbatch_group_size_per_vp_stage.
+  rank (keyword only): None, or one rank r in [0, dp_size * cp_size):
+    return only r's lists, never building the others.
 
 Returns:
   list[list[list[int]]]: per microbatch, per rank (dp_size * cp_size lists),
   the POSITIONS in sample_id_seqlens (0-based) that rank processes, as
   upstream returns them; the cp_size ranks of one DP replica hold equal lists.
+  With rank=r: list[list[int]], per microbatch rank r's positions, equal to
+  [mb[r] for mb in the full result].
 
 Raises:
   TypeError: an argument has the wrong type or shape.
-  ValueError: the input is outside the limits, a sample is longer than
+  ValueError: rank is outside [0, dp_size * cp_size), the input is outside
+    the limits, a sample is longer than
     max_seq_len_per_rank * cp_size, or there are too few samples to reach
     the multiple (upstream: "Not enough samples to move").
 )doc";
@@ -565,21 +689,23 @@ PYBIND11_MODULE(_core, module) {
   add_error(dcpsched::kInvalidInputError, dcpsched::kInvalidInputErrorDoc);
   add_error(dcpsched::kUnschedulableError, dcpsched::kUnschedulableErrorDoc);
 
+  // `rank` is keyword-only: the positional parameters stay upstream's.
   module.def("schedule_dynamic_cp", &dcpsched::PyScheduleDynamicCp,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(),
-             dcpsched::kScheduleDynamicCpDoc);
+             py::arg("vpp_group") = py::none(), py::kw_only(),
+             py::arg("rank") = py::none(), dcpsched::kScheduleDynamicCpDoc);
   module.def("next_group_packing_aware", &dcpsched::PyNextGroupPackingAware,
              py::arg("sample_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
+             py::kw_only(), py::arg("rank") = py::none(),
              dcpsched::kNextGroupPackingAwareDoc);
   module.def("schedule_dp_balanced", &dcpsched::PyScheduleDpBalanced,
              py::arg("sample_id_seqlens"), py::arg("dp_size"),
              py::arg("cp_size"), py::arg("max_seq_len_per_rank"),
              py::arg("max_num_seqs") = py::none(),
-             py::arg("vpp_group") = py::none(),
-             dcpsched::kScheduleDpBalancedDoc);
+             py::arg("vpp_group") = py::none(), py::kw_only(),
+             py::arg("rank") = py::none(), dcpsched::kScheduleDpBalancedDoc);
   module.def("schedule_legacy", &dcpsched::PyScheduleLegacy,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,

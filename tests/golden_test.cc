@@ -30,6 +30,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
+#include "core/compact_schedule.h"
+#include "core/dp_balanced.h"
+#include "core/legacy.h"
+#include "core/packing_aware.h"
 #include "core/types.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -127,6 +131,49 @@ TEST_P(GoldenCaseTest, MatchesUpstream) {
   const absl::Status status = CheckGoldenCase(*golden_case);
   EXPECT_TRUE(status.ok()) << line.file << ":" << line.line_number << " "
                            << golden_case->name << ": " << status.message();
+}
+
+// The core's schedule of the case, built in compact form by the case's
+// scheduler.
+absl::StatusOr<CompactSchedule> CompactScheduleOf(const GoldenCase& golden_case) {
+  if (golden_case.scheduler == "packing_aware") {
+    return ScheduleDynamicCpCompact(golden_case.samples, DynamicCpOptionsOf(golden_case));
+  }
+  if (golden_case.scheduler == "legacy") {
+    return ScheduleLegacyCompact(golden_case.samples, DynamicCpOptionsOf(golden_case));
+  }
+  std::vector<std::int64_t> lens;
+  for (const Sample& sample : golden_case.samples) lens.push_back(sample.len);
+  return ScheduleDpBalancedCompact(lens, DpBalancedOptionsOf(golden_case));
+}
+
+// On every schedule case upstream accepted: the compact form the scheduler
+// builds expands to upstream's schedule, and the per-rank view of every rank
+// (RankIds) is upstream's slice for that rank.
+TEST_P(GoldenCaseTest, CompactFormAndRankViewMatchUpstream) {
+  const GoldenLine& line = GetParam();
+  const absl::StatusOr<GoldenCase> golden_case = ParseGoldenCase(line.text);
+  ASSERT_TRUE(golden_case.ok()) << golden_case.status();
+  if (golden_case->kind != "schedule" || !golden_case->expect_ok) return;
+  const Schedule& expected = *golden_case->expect_schedule;
+  const absl::StatusOr<CompactSchedule> compact = CompactScheduleOf(*golden_case);
+  ASSERT_TRUE(compact.ok()) << compact.status();
+  const absl::StatusOr<Schedule> expanded = ExpandSchedule(*compact);
+  ASSERT_TRUE(expanded.ok()) << expanded.status();
+  EXPECT_EQ(*expanded, expected);
+  EXPECT_EQ(*compact, CompactFromRanks(expected));
+  if (expected.microbatches.empty()) return;
+  const std::size_t width = expected.microbatches.front().rank_ids.size();
+  for (std::size_t rank = 0; rank < width; ++rank) {
+    std::vector<std::vector<SampleId>> slice;
+    for (const Microbatch& microbatch : expected.microbatches) {
+      slice.push_back(microbatch.rank_ids[rank]);
+    }
+    const absl::StatusOr<std::vector<std::vector<SampleId>>> view =
+        RankIds(*compact, static_cast<std::int64_t>(rank));
+    ASSERT_TRUE(view.ok()) << view.status();
+    EXPECT_EQ(*view, slice) << "rank " << rank;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

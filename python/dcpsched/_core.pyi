@@ -4,7 +4,7 @@ The docstrings of the functions themselves (help(dcpsched.<name>)) say what
 each argument means and what is raised.
 """
 
-from typing import Iterable, List, Optional, Sequence, SupportsIndex, Tuple
+from typing import Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union
 
 __version__: str
 
@@ -12,6 +12,14 @@ __version__: str
 _Pair = Sequence[SupportsIndex]
 # Per microbatch, per rank, the ids that rank processes.
 _Schedule = List[List[List[int]]]
+# Per microbatch, one rank's ids: what rank=r returns, [mb[r] for mb in the
+# _Schedule], without the other ranks' lists ever being built.
+_RankSchedule = List[List[int]]
+# next_group_packing_aware's 4-tuple, and with rank=r rank r's part of it:
+# its lens, the leftovers (whole: every rank continues with the same ones),
+# its exec time and its ids.
+_Step = Tuple[List[List[int]], List[Tuple[int, int]], List[float], List[List[int]]]
+_RankStep = Tuple[List[int], List[Tuple[int, int]], float, List[int]]
 
 class InvalidInputError(ValueError):
     """The input is outside the scheduler's limits."""
@@ -25,16 +33,25 @@ def schedule_dynamic_cp(
     max_seq_len_per_rank: SupportsIndex,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
-) -> _Schedule:
-    """Schedules one global batch with the packing-aware dynamic-CP scheduler."""
+    *,
+    rank: Optional[SupportsIndex] = None,
+) -> Union[_Schedule, _RankSchedule]:
+    """Schedules one global batch with the packing-aware dynamic-CP scheduler.
+
+    rank=None: the _Schedule; rank=r in [0, total_gpus): the _RankSchedule of
+    rank r (outside the range: InvalidInputError)."""
 
 def next_group_packing_aware(
     sample_seqlens: Iterable[_Pair],
     total_gpus: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
     min_cp_size: SupportsIndex = 1,
-) -> Tuple[List[List[int]], List[Tuple[int, int]], List[float], List[List[int]]]:
-    """Builds one microbatch: (micro_batches, leftovers, exec_times, sample_ids)."""
+    *,
+    rank: Optional[SupportsIndex] = None,
+) -> Union[_Step, _RankStep]:
+    """Builds one microbatch: (micro_batches, leftovers, exec_times, sample_ids).
+
+    rank=None: the _Step; rank=r in [0, total_gpus): the _RankStep of rank r."""
 
 def align_to_vpp_group(
     schedule: Iterable[Iterable[Iterable[SupportsIndex]]],
@@ -49,8 +66,13 @@ def schedule_dp_balanced(
     max_seq_len_per_rank: SupportsIndex,
     max_num_seqs: Optional[SupportsIndex] = None,
     vpp_group: Optional[SupportsIndex] = None,
-) -> _Schedule:
-    """Schedules one global batch with fixed CP; returns positions, not ids."""
+    *,
+    rank: Optional[SupportsIndex] = None,
+) -> Union[_Schedule, _RankSchedule]:
+    """Schedules one global batch with fixed CP; returns positions, not ids.
+
+    rank=None: the _Schedule; rank=r in [0, dp_size * cp_size): the
+    _RankSchedule of rank r."""
 
 def schedule_legacy(
     sample_id_seqlens: Iterable[_Pair],

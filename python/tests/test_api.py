@@ -98,12 +98,84 @@ def test_dp_balanced_returns_positions_per_rank():
     assert with_cap == [[[0], [0], [1], [1]], [[2], [2], [3], [3]]]
 
 
+# --- the per-rank view (rank=) ------------------------------------------------
+
+
+def test_rank_view_is_the_slice_of_the_full_schedule():
+    samples = [(i, 100 + 37 * i) for i in range(40)]
+    for vpp_group in (None, 3):
+        full = dcpsched.schedule_dynamic_cp(samples, 8, 256, vpp_group=vpp_group)
+        assert len(full) > 1
+        for rank in range(8):
+            assert dcpsched.schedule_dynamic_cp(
+                samples, 8, 256, vpp_group=vpp_group, rank=rank) == [
+                    microbatch[rank] for microbatch in full]
+
+
+def test_rank_view_of_the_readme_batch():
+    assert dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=0) == [[7]]
+    assert dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=Index(5)) == [[9, 8]]
+    assert dcpsched.schedule_dynamic_cp([], 8, 2048, rank=3) == []
+    assert dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=None) == BATCH_SCHEDULE
+
+
+def test_rank_view_lists_are_fresh():
+    view = dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=4)
+    view[0].append(99)
+    assert dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=4) == [[9, 8]]
+
+
+def test_rank_view_of_dp_balanced():
+    samples = [(10, 500), (11, 600), (12, 300), (13, 900), (14, 100)]
+    full = dcpsched.schedule_dp_balanced(samples, 2, 2, 512)
+    for rank in range(4):
+        assert dcpsched.schedule_dp_balanced(samples, 2, 2, 512, rank=rank) == [
+            microbatch[rank] for microbatch in full]
+
+
+def test_rank_view_of_the_step_is_that_ranks_part():
+    samples = [(1, 100), (2, 300), (3, 200), (4, 900)]
+    lens, leftovers, exec_times, ids = dcpsched.next_group_packing_aware(samples, 4, 250)
+    for rank in range(4):
+        assert dcpsched.next_group_packing_aware(samples, 4, 250, rank=rank) == (
+            lens[rank], leftovers, exec_times[rank], ids[rank])
+    assert dcpsched.next_group_packing_aware([], 3, 2048, rank=2) == ([], [], 0.0, [])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=8),
+     "rank is 8; it must be in [0, 8)"),
+    (lambda: dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=-1),
+     "rank is -1; it must be in [0, 8)"),
+    (lambda: dcpsched.next_group_packing_aware(BATCH, 4, 2048, rank=4),
+     "rank is 4; it must be in [0, 4)"),
+    (lambda: dcpsched.schedule_dp_balanced(BATCH, 2, 3, 2048, rank=6),
+     "rank is 6; it must be in [0, 6)"),
+])
+def test_rank_outside_the_ranks_raises_value_error_naming_the_range(call, message):
+    with pytest.raises(dcpsched.InvalidInputError) as raised:
+        call()
+    assert message in str(raised.value)
+    assert isinstance(raised.value, ValueError)
+
+
+def test_rank_is_keyword_only():
+    with pytest.raises(TypeError):
+        dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, 1, None, 0)
+    with pytest.raises(TypeError, match="rank must be an int"):
+        dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=1.0)
+
+
 def test_signatures_are_introspectable():
     assert str(inspect.signature(dcpsched.schedule_dynamic_cp)) == (
         "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
-        "vpp_group=None)")
+        "vpp_group=None, *, rank=None)")
     assert str(inspect.signature(dcpsched.next_group_packing_aware)) == (
-        "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1)")
+        "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, *, "
+        "rank=None)")
+    assert str(inspect.signature(dcpsched.schedule_dp_balanced)) == (
+        "(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, "
+        "max_num_seqs=None, vpp_group=None, *, rank=None)")
     assert "schedule" in inspect.signature(dcpsched.verify).parameters
     assert dcpsched.__version__
 

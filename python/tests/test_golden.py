@@ -20,18 +20,20 @@ def as_pairs(samples):
     return [(sample_id, length) for sample_id, length in samples]
 
 
-def run(case):
-    """Runs the case through the module; returns the module's result."""
+def run(case, **rank):
+    """Runs the case through the module; returns the module's result.
+
+    `rank` is empty, or rank=r for the per-rank view (not for legacy)."""
     samples = as_pairs(case["samples"])
     if case["kind"] == "step":
         assert case["scheduler"] == "packing_aware"
         return dcpsched.next_group_packing_aware(
             samples, case["total_gpus"], case["max_seq_len_per_rank"],
-            min_cp_size=case["min_cp_size"])
+            min_cp_size=case["min_cp_size"], **rank)
     if case["scheduler"] == "packing_aware":
         return dcpsched.schedule_dynamic_cp(
             samples, case["total_gpus"], case["max_seq_len_per_rank"],
-            min_cp_size=case["min_cp_size"], vpp_group=case["vpp_group"])
+            min_cp_size=case["min_cp_size"], vpp_group=case["vpp_group"], **rank)
     if case["scheduler"] == "legacy":
         return dcpsched.schedule_legacy(
             samples, case["total_gpus"], case["max_seq_len_per_rank"],
@@ -39,7 +41,7 @@ def run(case):
     assert case["scheduler"] == "dp_balanced"
     return dcpsched.schedule_dp_balanced(
         samples, case["dp_size"], case["cp_size"], case["max_seq_len_per_rank"],
-        max_num_seqs=case["max_num_seqs"], vpp_group=case["vpp_group"])
+        max_num_seqs=case["max_num_seqs"], vpp_group=case["vpp_group"], **rank)
 
 
 def assert_int_lists(actual, expected):
@@ -82,6 +84,40 @@ def test_matches_upstream(case):
         assert_step_equal(actual, expect)
     else:
         assert_schedule_equal(actual, expect["groups"])
+
+
+def viewed_ranks(case):
+    """Rank 0, a middle rank and the last rank of the case's G."""
+    if case["scheduler"] == "dp_balanced":
+        total = case["dp_size"] * case["cp_size"]
+    else:
+        total = case["total_gpus"]
+    return sorted({0, total // 2, total - 1})
+
+
+@pytest.mark.parametrize(
+    "case",
+    [case for _, case in CASES
+     if case["expect"]["ok"] and case["scheduler"] != "legacy"],
+    ids=lambda case: case["name"])
+def test_rank_view_is_the_slice(case):
+    """rank=r gives rank r's part of upstream's result, on every golden case
+    of the functions that take rank (schedule_dynamic_cp,
+    schedule_dp_balanced, next_group_packing_aware)."""
+    expect = case["expect"]
+    for rank in viewed_ranks(case):
+        actual = run(case, rank=rank)
+        if case["kind"] == "step":
+            micro_batches, leftovers, exec_time, sample_ids = actual
+            assert micro_batches == expect["micro_batches"][rank]
+            assert sample_ids == expect["sample_ids"][rank]
+            assert leftovers == [tuple(pair) for pair in expect["leftovers"]]
+            assert type(exec_time) is float
+            assert same_bits(exec_time, float(expect["exec_times"][rank]))
+        else:
+            assert actual == [microbatch[rank] for microbatch in expect["groups"]], (
+                f"rank {rank}")
+            assert all(type(i) is int for ids in actual for i in ids)
 
 
 @pytest.mark.parametrize(

@@ -51,9 +51,13 @@ def test_every_function_has_a_stub_with_its_parameters():
     for name, function in functions.items():
         stub = stubs[name]
         parameters = list(inspect.signature(function).parameters.values())
-        assert [a.arg for a in stub.args.args] == [p.name for p in parameters], name
+        assert [a.arg for a in stub.args.args + stub.args.kwonlyargs] == (
+            [p.name for p in parameters]), name
+        assert [a.arg for a in stub.args.kwonlyargs] == [
+            p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY], name
         with_defaults = [p.name for p in parameters if p.default is not inspect.Parameter.empty]
-        assert len(stub.args.defaults) == len(with_defaults), name
+        stub_defaults = stub.args.defaults + [d for d in stub.args.kw_defaults if d is not None]
+        assert len(stub_defaults) == len(with_defaults), name
         assert stub.returns is not None, name
 
 

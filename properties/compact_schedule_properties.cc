@@ -1,0 +1,76 @@
+// Properties of the compact form of a schedule (core/compact_schedule.h):
+// for every scheduler, the compact schedule it builds natively is its
+// per-rank schedule (expanded, it equals it; it is CompactFromRanks of it),
+// and the per-rank view RankIds is the slice of the per-rank schedule.
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "core/compact_schedule.h"
+#include "core/packing_aware.h"
+#include "core/types.h"
+#include "properties/generators.h"
+#include "properties/problem_checks.h"
+#include "properties/rc_status.h"
+#include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
+
+namespace dcpsched::properties {
+namespace {
+
+RC_GTEST_PROP(CompactScheduleProperties, PackingAwareCompactIsPerRank, ()) {
+  RC_ASSERT_OK(CheckCompactMatchesPerRank(*GenValidProblem()));
+}
+
+RC_GTEST_PROP(CompactScheduleProperties, LegacyCompactIsPerRank, ()) {
+  RC_ASSERT_OK(CheckLegacyCompactMatchesPerRank(*GenValidProblem()));
+}
+
+RC_GTEST_PROP(CompactScheduleProperties, MixedCpSizesCompactIsPerRank, ()) {
+  const DynamicCpProblem problem = *GenMixedCpSizeProblem();
+  RC_ASSERT_OK(CheckCompactMatchesPerRank(problem));
+  RC_ASSERT_OK(CheckLegacyCompactMatchesPerRank(problem));
+}
+
+RC_GTEST_PROP(CompactScheduleProperties, InvalidProblemFailsAlikeInBothForms, ()) {
+  const DynamicCpProblem problem = *GenInvalidProblem();
+  RC_ASSERT_OK(CheckCompactMatchesPerRank(problem));
+  RC_ASSERT_OK(CheckLegacyCompactMatchesPerRank(problem));
+}
+
+RC_GTEST_PROP(CompactScheduleProperties, DpBalancedCompactIsPerRank, ()) {
+  RC_ASSERT_OK(CheckDpBalancedCompactMatchesPerRank(*GenDpBalancedProblem()));
+}
+
+RC_GTEST_PROP(CompactScheduleProperties, AlignmentOfScheduledBatchesCompactIsPerRank, ()) {
+  DynamicCpProblem problem = *GenValidProblem();
+  problem.options.vpp_group.reset();
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  RC_ASSERT_OK(CheckAlignmentCompactMatchesPerRank(*schedule,
+                                                   *rc::gen::inRange<std::int64_t>(1, 6)));
+}
+
+RC_GTEST_PROP(CompactScheduleProperties, AlignmentOfHandMadeSchedulesCompactIsPerRank, ()) {
+  RC_ASSERT_OK(CheckAlignmentCompactMatchesPerRank(*GenHandMadeSchedule(),
+                                                   *rc::gen::inRange<std::int64_t>(0, 6)));
+}
+
+// The expansion of any schedule's compact form is the schedule, and each
+// rank's view is its slice, whatever the lists hold (empty, equal, ragged).
+RC_GTEST_PROP(CompactScheduleProperties, CompactFromRanksRoundTrips, ()) {
+  const Schedule schedule = *GenHandMadeSchedule();
+  const CompactSchedule compact = CompactFromRanks(schedule);
+  const absl::StatusOr<Schedule> expanded = ExpandSchedule(compact);
+  RC_ASSERT(expanded.ok());
+  RC_ASSERT(*expanded == schedule);
+  for (std::size_t m = 0; m < compact.microbatches.size(); ++m) {
+    const auto& groups = compact.microbatches[m].groups;
+    for (std::size_t g = 1; g < groups.size(); ++g) {
+      RC_ASSERT(groups[g].ids != groups[g - 1].ids);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dcpsched::properties
