@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/compact_schedule.h"
 #include "core/cost_model.h"
 #include "core/validate.h"
 
@@ -39,11 +41,27 @@ struct Placement {
   std::int64_t last_rank = kNone;
   std::int64_t ranks = 0;  // distinct ranks holding it: its CP size
   std::int64_t reported_elsewhere_in = kNone;
+  std::size_t last_group = 0;  // the group of microbatch `microbatch` it was last in
 };
 
+// The ranks of one group, as messages name them: "microbatch m rank r", or
+// "microbatch m ranks a-b: each" for a group of several ranks (every rank of
+// a group holds the same ids, so a finding about one is about each).
+std::string Where(std::int64_t microbatch, const CpGroupIds& group) {
+  if (group.size == 1) {
+    return absl::StrCat("microbatch ", microbatch, " rank ", group.first_rank);
+  }
+  return absl::StrCat("microbatch ", microbatch, " ranks ", group.first_rank,
+                      "-", group.first_rank + group.size - 1, ": each");
+}
+
+// Works on the compact form: every finding about a group's ids holds for each
+// of its ranks, so it is made once per group, located at its first rank. The
+// cost is linear in the groups and ids, whatever G.
 class ScheduleChecker {
  public:
-  ScheduleChecker(absl::Span<const Sample> samples, const Schedule& schedule,
+  ScheduleChecker(absl::Span<const Sample> samples,
+                  const CompactSchedule& schedule,
                   const DynamicCpOptions& options)
       : samples_(samples),
         schedule_(schedule),
@@ -75,68 +93,76 @@ class ScheduleChecker {
         Violation{invariant, microbatch, rank, std::move(ids), std::move(message)});
   }
 
-  static std::string Where(std::int64_t microbatch, std::int64_t rank) {
-    return absl::StrCat("microbatch ", microbatch, " rank ", rank);
-  }
-
+  // Invariant 1 on the compact form: the groups tile [0, G), none empty. A
+  // microbatch whose groups do not tile is reported and not read further.
   void CheckMicrobatch(std::int64_t m) {
-    const auto& ranks = schedule_.microbatches[static_cast<std::size_t>(m)].rank_ids;
-    const auto width = static_cast<std::int64_t>(ranks.size());
-    if (width != options_.total_gpus) {
+    const CompactMicrobatch& microbatch =
+        schedule_.microbatches[static_cast<std::size_t>(m)];
+    const absl::StatusOr<std::int64_t> width =
+        MicrobatchWidth(microbatch, static_cast<std::size_t>(m));
+    if (!width.ok()) {
       Report(Invariant::kNoEmptyRank, m, kNone, {},
-             absl::StrCat("microbatch ", m, " has ", width,
+             std::string(width.status().message()));
+      return;
+    }
+    if (*width != options_.total_gpus) {
+      Report(Invariant::kNoEmptyRank, m, kNone, {},
+             absl::StrCat("microbatch ", m, " has ", *width,
                           " ranks, expected total_gpus=", options_.total_gpus));
     }
-    const std::vector<std::size_t> placed_here = PlaceIds(m, ranks);
+    const std::vector<std::size_t> placed_here = PlaceIds(m, microbatch);
     CheckCpSizes(m, placed_here);
-    CheckRankLoads(m, ranks, placed_here);
+    CheckRankLoads(m, microbatch, placed_here);
   }
 
-  // Records where each id of microbatch m sits; reports empty ranks, unknown
-  // ids, ids seen before in another microbatch, ids twice on one rank and
-  // runs that are not contiguous. Returns the samples first found here.
-  std::vector<std::size_t> PlaceIds(
-      std::int64_t m, const std::vector<std::vector<SampleId>>& ranks) {
+  // Records where each id of microbatch m sits; reports empty groups, unknown
+  // ids, ids seen before in another microbatch, ids twice in one group's list
+  // and runs that are not contiguous. Returns the samples first found here.
+  std::vector<std::size_t> PlaceIds(std::int64_t m,
+                                    const CompactMicrobatch& microbatch) {
     std::vector<std::size_t> placed_here;
-    for (std::int64_t r = 0; r < static_cast<std::int64_t>(ranks.size()); ++r) {
-      const std::vector<SampleId>& ids = ranks[static_cast<std::size_t>(r)];
-      if (ids.empty()) {
-        Report(Invariant::kNoEmptyRank, m, r, {},
-               absl::StrCat(Where(m, r), " holds no sample"));
+    for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
+      const CpGroupIds& group = microbatch.groups[g];
+      const std::int64_t first = group.first_rank;
+      const std::int64_t last = group.first_rank + group.size - 1;
+      if (group.ids.empty()) {
+        Report(Invariant::kNoEmptyRank, m, first, {},
+               absl::StrCat(Where(m, group), " holds no sample"));
       }
-      for (const SampleId id : ids) {
+      for (const SampleId id : group.ids) {
         const auto found = index_of_id_.find(id);
         if (found == index_of_id_.end()) {
-          Report(Invariant::kEachSampleOnce, m, r, {id},
-                 absl::StrCat(Where(m, r), " holds id ", id,
+          Report(Invariant::kEachSampleOnce, m, first, {id},
+                 absl::StrCat(Where(m, group), " holds id ", id,
                               ", which is not an input sample"));
           continue;
         }
         Placement& placement = placements_[found->second];
         if (placement.microbatch == kNone) {
-          placement = Placement{m, r, r, 1, kNone};
+          placement = Placement{m, first, last, group.size, kNone, g};
           placed_here.push_back(found->second);
         } else if (placement.microbatch != m) {
           if (placement.reported_elsewhere_in != m) {
             placement.reported_elsewhere_in = m;
-            Report(Invariant::kEachSampleOnce, m, r, {id},
+            Report(Invariant::kEachSampleOnce, m, first, {id},
                    absl::StrCat("sample ", id, " is in microbatch ",
                                 placement.microbatch, " and again in ",
-                                Where(m, r)));
+                                "microbatch ", m, " rank ", first));
           }
-        } else if (placement.last_rank == r) {
-          Report(Invariant::kEachSampleOnce, m, r, {id},
-                 absl::StrCat(Where(m, r), " holds sample ", id, " twice"));
+        } else if (placement.last_group == g) {
+          Report(Invariant::kEachSampleOnce, m, first, {id},
+                 absl::StrCat(Where(m, group), " holds sample ", id, " twice"));
         } else {
-          if (placement.last_rank != r - 1) {
-            Report(Invariant::kEachSampleOnce, m, r, {id},
+          if (placement.last_rank != first - 1) {
+            Report(Invariant::kEachSampleOnce, m, first, {id},
                    absl::StrCat("sample ", id, " in microbatch ", m,
                                 " is on ranks ", placement.first_rank, "-",
-                                placement.last_rank, " and again on rank ", r,
-                                ": not one contiguous run"));
+                                placement.last_rank, " and again on rank ",
+                                first, ": not one contiguous run"));
           }
-          placement.last_rank = r;
-          ++placement.ranks;
+          placement.last_rank = last;
+          placement.ranks += group.size;
+          placement.last_group = g;
         }
       }
     }
@@ -167,9 +193,9 @@ class ScheduleChecker {
   }
 
   // Per-rank tokens and work, summed in list order from 0, against the token
-  // budget and the microbatch's work cap.
-  void CheckRankLoads(std::int64_t m,
-                      const std::vector<std::vector<SampleId>>& ranks,
+  // budget and the microbatch's work cap: once per group, whose ranks all
+  // carry the same load.
+  void CheckRankLoads(std::int64_t m, const CompactMicrobatch& microbatch,
                       const std::vector<std::size_t>& placed_here) {
     if (placed_here.empty()) return;
     std::int64_t tallest = 0;
@@ -178,11 +204,11 @@ class ScheduleChecker {
     }
     const double cap = WorkCap(tallest, options_.max_seq_len_per_rank);
     const double budget = static_cast<double>(options_.max_seq_len_per_rank);
-    for (std::int64_t r = 0; r < static_cast<std::int64_t>(ranks.size()); ++r) {
+    for (const CpGroupIds& group : microbatch.groups) {
       double tokens = 0.0;
       double work = 0.0;
       std::vector<SampleId> counted;
-      for (const SampleId id : ranks[static_cast<std::size_t>(r)]) {
+      for (const SampleId id : group.ids) {
         const auto found = index_of_id_.find(id);
         if (found == index_of_id_.end()) continue;
         const Placement& placement = placements_[found->second];
@@ -193,17 +219,17 @@ class ScheduleChecker {
         counted.push_back(id);
       }
       if (tokens > budget) {
-        Report(Invariant::kTokenBudget, m, r, counted,
+        Report(Invariant::kTokenBudget, m, group.first_rank, counted,
                absl::StrFormat("%s holds %.17g tokens > max_seq_len_per_rank "
                                "%d (ids %s)",
-                               Where(m, r), tokens,
+                               Where(m, group), tokens,
                                options_.max_seq_len_per_rank, IdList(counted)));
       }
       if (work > cap) {
-        Report(Invariant::kWorkCap, m, r, counted,
+        Report(Invariant::kWorkCap, m, group.first_rank, counted,
                absl::StrFormat("%s carries work %.17g > cap %.17g of its "
                                "microbatch (ids %s)",
-                               Where(m, r), work, cap, IdList(counted)));
+                               Where(m, group), work, cap, IdList(counted)));
       }
     }
   }
@@ -230,7 +256,7 @@ class ScheduleChecker {
   }
 
   const absl::Span<const Sample> samples_;
-  const Schedule& schedule_;
+  const CompactSchedule& schedule_;
   const DynamicCpOptions& options_;
   absl::flat_hash_map<SampleId, std::size_t> index_of_id_;
   std::vector<Placement> placements_;  // by sample index
@@ -260,14 +286,20 @@ const char* InvariantName(Invariant invariant) {
 }
 
 std::vector<Violation> FindViolations(absl::Span<const Sample> samples,
-                                      const Schedule& schedule,
+                                      const CompactSchedule& schedule,
                                       const DynamicCpOptions& options) {
   if (!ValidateDynamicCpProblem(samples, options).ok()) return {};
   return ScheduleChecker(samples, schedule, options).Run();
 }
 
+std::vector<Violation> FindViolations(absl::Span<const Sample> samples,
+                                      const Schedule& schedule,
+                                      const DynamicCpOptions& options) {
+  return FindViolations(samples, CompactFromRanks(schedule), options);
+}
+
 absl::Status CheckSchedule(absl::Span<const Sample> samples,
-                           const Schedule& schedule,
+                           const CompactSchedule& schedule,
                            const DynamicCpOptions& options) {
   if (absl::Status status = ValidateDynamicCpProblem(samples, options);
       !status.ok()) {
@@ -281,6 +313,12 @@ absl::Status CheckSchedule(absl::Span<const Sample> samples,
   return absl::InvalidArgumentError(
       absl::StrCat("invariant ", static_cast<int>(first.invariant), " (",
                    InvariantName(first.invariant), "): ", first.message));
+}
+
+absl::Status CheckSchedule(absl::Span<const Sample> samples,
+                           const Schedule& schedule,
+                           const DynamicCpOptions& options) {
+  return CheckSchedule(samples, CompactFromRanks(schedule), options);
 }
 
 }  // namespace dcpsched

@@ -2,8 +2,10 @@
 //
 // It judges a schedule from anywhere (this library, upstream Megatron-LM, a
 // file) against the problem it claims to solve, from the definitions alone:
-// it never runs a scheduler. It is linear in the size of the schedule, so a
-// production job can afford it as a runtime guard on every global batch.
+// it never runs a scheduler. It reads the compact form (compact_schedule.h)
+// and is linear in its size (groups + ids, not G x microbatches), so a
+// production job can afford it as a runtime guard on every global batch; a
+// per-rank schedule is checked as CompactFromRanks of it.
 
 #ifndef DCPSCHED_CORE_CHECKER_H_
 #define DCPSCHED_CORE_CHECKER_H_
@@ -14,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
@@ -22,7 +25,7 @@ namespace dcpsched {
 // before the fill step) and 9 (determinism) concern how a schedule is built,
 // not the schedule itself, and are checked by the test suite instead.
 enum class Invariant {
-  kNoEmptyRank = 1,          // G ranks per microbatch, none empty
+  kNoEmptyRank = 1,          // groups tile [0, G), none empty
   kEachSampleOnce = 2,       // every id once, one contiguous run, no strangers
   kPowerOfTwoCp = 3,         // CP size a power of two, or G
   kTokenBudget = 4,          // per-rank sum(len / cp) <= mslpr
@@ -32,7 +35,10 @@ enum class Invariant {
 };
 
 // One broken invariant, located. microbatch and rank are -1 where they do
-// not apply; `ids` are the samples involved.
+// not apply; `ids` are the samples involved. A finding about a CP group's ids
+// holds for each of its ranks and is made once, at its first rank; its
+// message names the rank ("microbatch 0 rank 3 holds ...") or the ranks
+// ("microbatch 0 ranks 4-7: each holds ...").
 struct Violation {
   Invariant invariant = Invariant::kNoEmptyRank;
   std::int64_t microbatch = -1;
@@ -48,12 +54,19 @@ struct Violation {
 // (ValidateDynamicCpProblem); if it is not, the result is empty and
 // CheckSchedule says why.
 std::vector<Violation> FindViolations(absl::Span<const Sample> samples,
+                                      const CompactSchedule& schedule,
+                                      const DynamicCpOptions& options);
+// The same for a per-rank schedule: FindViolations(CompactFromRanks(...)).
+std::vector<Violation> FindViolations(absl::Span<const Sample> samples,
                                       const Schedule& schedule,
                                       const DynamicCpOptions& options);
 
 // OK if `schedule` keeps every invariant; otherwise InvalidArgument with the
 // lowest-numbered violation ("invariant 4 (token budget): ..."), or with
 // the reason the problem itself is invalid.
+absl::Status CheckSchedule(absl::Span<const Sample> samples,
+                           const CompactSchedule& schedule,
+                           const DynamicCpOptions& options);
 absl::Status CheckSchedule(absl::Span<const Sample> samples,
                            const Schedule& schedule,
                            const DynamicCpOptions& options);

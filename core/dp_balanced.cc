@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "core/validate.h"
 
@@ -112,20 +113,21 @@ absl::Status MoveToMultiple(std::vector<PackedSequence>& packed,
 }
 
 // Microbatch i gives rank j the packed sequence i * dp_size + j / cp_size:
-// every rank of DP replica d holds the replica's whole sequence.
-Schedule LayOut(const std::vector<PackedSequence>& packed,
-                const DpBalancedOptions& options) {
+// DP replica d is one CP group, ranks [d * cp_size, (d + 1) * cp_size),
+// holding the replica's whole sequence. Packed sequences are disjoint and
+// never empty, so no two neighbouring groups hold equal lists.
+CompactSchedule LayOut(std::vector<PackedSequence> packed,
+                       const DpBalancedOptions& options) {
   const std::size_t dp_size = static_cast<std::size_t>(options.dp_size);
-  const std::size_t cp_size = static_cast<std::size_t>(options.cp_size);
-  const std::size_t total_gpus = dp_size * cp_size;
-  Schedule schedule;
+  CompactSchedule schedule;
   schedule.microbatches.resize(packed.size() / dp_size);
   for (std::size_t i = 0; i < schedule.microbatches.size(); ++i) {
-    std::vector<std::vector<SampleId>>& ranks =
-        schedule.microbatches[i].rank_ids;
-    ranks.reserve(total_gpus);
-    for (std::size_t j = 0; j < total_gpus; ++j) {
-      ranks.push_back(packed[i * dp_size + j / cp_size]);
+    std::vector<CpGroupIds>& groups = schedule.microbatches[i].groups;
+    groups.reserve(dp_size);
+    for (std::size_t d = 0; d < dp_size; ++d) {
+      groups.push_back(CpGroupIds{static_cast<std::int64_t>(d) * options.cp_size,
+                                  options.cp_size,
+                                  std::move(packed[i * dp_size + d])});
     }
   }
   return schedule;
@@ -133,8 +135,8 @@ Schedule LayOut(const std::vector<PackedSequence>& packed,
 
 }  // namespace
 
-absl::StatusOr<Schedule> ScheduleDpBalanced(absl::Span<const std::int64_t> lens,
-                                            const DpBalancedOptions& options) {
+absl::StatusOr<CompactSchedule> ScheduleDpBalancedCompact(
+    absl::Span<const std::int64_t> lens, const DpBalancedOptions& options) {
   if (absl::Status status = ValidateDpBalancedProblem(lens, options);
       !status.ok()) {
     return status;
@@ -147,7 +149,14 @@ absl::StatusOr<Schedule> ScheduleDpBalanced(absl::Span<const std::int64_t> lens,
       !status.ok()) {
     return status;
   }
-  return LayOut(packed, options);
+  return LayOut(std::move(packed), options);
+}
+
+absl::StatusOr<Schedule> ScheduleDpBalanced(absl::Span<const std::int64_t> lens,
+                                            const DpBalancedOptions& options) {
+  absl::StatusOr<CompactSchedule> compact = ScheduleDpBalancedCompact(lens, options);
+  if (!compact.ok()) return compact.status();
+  return ExpandSchedule(*compact);
 }
 
 }  // namespace dcpsched

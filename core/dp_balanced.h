@@ -12,15 +12,22 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
 
 // Schedules samples of the given lengths. Like upstream, the schedule names
-// samples by their position in `lens` (0-based), not by an id. Errors:
-// InvalidArgument for input outside the limits (validate.h);
-// FailedPrecondition when there are too few samples to make the number of
-// packed sequences a multiple of dp_size * vpp_group.
+// samples by their position in `lens` (0-based), not by an id. Each DP
+// replica of a microbatch is one CP group of cp_size ranks, so the compact
+// form has dp_size groups per microbatch. Errors: InvalidArgument for input
+// outside the limits (validate.h); FailedPrecondition when there are too few
+// samples to make the number of packed sequences a multiple of
+// dp_size * vpp_group.
+absl::StatusOr<CompactSchedule> ScheduleDpBalancedCompact(
+    absl::Span<const std::int64_t> lens, const DpBalancedOptions& options);
+
+// The same schedule in per-rank form: ExpandSchedule of the compact one.
 absl::StatusOr<Schedule> ScheduleDpBalanced(absl::Span<const std::int64_t> lens,
                                             const DpBalancedOptions& options);
 

@@ -38,23 +38,13 @@ void GroupLayout::WidenGroup(std::size_t group, std::int64_t new_size,
   covered_ranks_ += growth;
 }
 
-PackedMicrobatch GroupLayout::ToPackedMicrobatch(
-    std::vector<Sample> leftovers) const {
-  const auto ranks = static_cast<std::size_t>(total_gpus_);
-  PackedMicrobatch result;
-  result.rank_lens.resize(ranks);
-  result.microbatch.rank_ids.resize(ranks);
-  result.rank_work.assign(ranks, 0.0);
+CompactMicrobatch GroupLayout::ToCompactMicrobatch() const {
+  CompactMicrobatch microbatch;
+  microbatch.groups.reserve(groups_.size());
   for (const CpGroup& group : groups_) {
-    for (std::int64_t offset = 0; offset < group.size; ++offset) {
-      const auto rank = static_cast<std::size_t>(group.first_rank + offset);
-      result.rank_lens[rank] = group.lens;
-      result.microbatch.rank_ids[rank] = group.ids;
-      result.rank_work[rank] = group.work;
-    }
+    microbatch.groups.push_back(CpGroupIds{group.first_rank, group.size, group.ids});
   }
-  result.leftovers = std::move(leftovers);
-  return result;
+  return microbatch;
 }
 
 }  // namespace dcpsched

@@ -4,8 +4,8 @@
 // of ranks: a new group always takes the lowest free ranks, and widening a
 // group shifts the later ones right. Every
 // member of a group holds the same samples and carries the same work, so the
-// layout stores each group once and expands it to per-rank lists only when
-// the microbatch is handed out. Ranks in no group are the free tail
+// layout stores each group once, and hands the microbatch out as its groups
+// (compact_schedule.h). Ranks in no group are the free tail
 // [covered_ranks(), total_gpus()).
 
 #ifndef DCPSCHED_CORE_GROUP_LAYOUT_H_
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
@@ -55,8 +56,9 @@ class GroupLayout {
   // tail (new_size - size <= free_ranks()).
   void WidenGroup(std::size_t group, std::int64_t new_size, double work);
 
-  // The microbatch as per-rank lists: ranks in no group are empty with work 0.
-  PackedMicrobatch ToPackedMicrobatch(std::vector<Sample> leftovers) const;
+  // The microbatch as its groups' ids, in rank order: they tile
+  // [0, covered_ranks()).
+  CompactMicrobatch ToCompactMicrobatch() const;
 
  private:
   std::int64_t total_gpus_;

@@ -44,7 +44,7 @@ class LegacyStepBuilder {
                             static_cast<std::uint64_t>(options.total_gpus))),
                         0) {}
 
-  absl::StatusOr<PackedMicrobatch> Build() && {
+  absl::StatusOr<CompactStep> Build() && {
     MakeBuckets();
     PlaceUntilBalanced();
     while (layout_.free_ranks() > 0) {
@@ -52,7 +52,7 @@ class LegacyStepBuilder {
         return status;
       }
     }
-    return layout_.ToPackedMicrobatch(Leftovers());
+    return CompactStep{layout_.ToCompactMicrobatch(), Leftovers()};
   }
 
  private:
@@ -233,8 +233,8 @@ class LegacyStepBuilder {
 
 }  // namespace
 
-absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,
-                                        const DynamicCpOptions& options) {
+absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   if (absl::Status status = ValidateDynamicCpProblem(samples, options);
       !status.ok()) {
     return status;
@@ -243,6 +243,13 @@ absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,
                          [&options](const std::vector<Sample>& remaining) {
                            return LegacyStepBuilder(remaining, options).Build();
                          });
+}
+
+absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,
+                                        const DynamicCpOptions& options) {
+  absl::StatusOr<CompactSchedule> compact = ScheduleLegacyCompact(samples, options);
+  if (!compact.ok()) return compact.status();
+  return ExpandSchedule(*compact);
 }
 
 }  // namespace dcpsched

@@ -11,14 +11,21 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
 
 // Schedules a whole global batch the legacy way, then aligns it to
-// options.vpp_group when that is > 1. Errors: InvalidArgument for input
-// outside the limits; FailedPrecondition where upstream fails (no group to
-// widen, a widened group running past rank G-1, alignment impossible).
+// options.vpp_group when that is > 1, as its groups (compact_schedule.h):
+// memory is O(samples + groups), whatever G. Errors: InvalidArgument for
+// input outside the limits; FailedPrecondition where upstream fails (no
+// group to widen, a widened group running past rank G-1, alignment
+// impossible).
+absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The same schedule in per-rank form: ExpandSchedule of the compact one.
 absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,
                                         const DynamicCpOptions& options);
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/compact_schedule.h"
 #include "core/cost_model.h"
 #include "core/group_fit_index.h"
 #include "core/remaining_samples.h"
@@ -100,39 +101,42 @@ class PackingAwareBuilder {
     return absl::OkStatus();
   }
 
-  // The microbatch of the last Step as per-rank id lists.
-  Microbatch TakeMicrobatch() const {
-    Microbatch microbatch;
-    microbatch.rank_ids.resize(static_cast<std::size_t>(options_.total_gpus));
-    std::size_t rank = 0;
+  // The microbatch of the last Step as its groups, in rank order. Without
+  // the fill step they tile only the ranks some sample reached.
+  CompactMicrobatch TakeCompactMicrobatch() const {
+    CompactMicrobatch microbatch;
+    microbatch.groups.reserve(groups_.size());
+    std::int64_t first_rank = 0;
     for (const Group& group : groups_) {
-      const std::vector<SampleId> ids = IdsOf(group);
-      for (std::int64_t member = 0; member < group.size; ++member) {
-        microbatch.rank_ids[rank++] = ids;
-      }
+      microbatch.groups.push_back(CpGroupIds{first_rank, group.size, IdsOf(group)});
+      first_rank += group.size;
     }
     return microbatch;
   }
 
-  // The last Step's microbatch with per-rank lens and work, and the samples
+  // The last Step's microbatch as upstream's step returns it: per rank its
+  // lens, ids and work (ranks in no group empty, work 0), and the samples
   // still remaining as its leftovers.
   PackedMicrobatch TakePackedMicrobatch() {
-    PackedMicrobatch packed;
-    packed.microbatch = TakeMicrobatch();
     const auto ranks = static_cast<std::size_t>(options_.total_gpus);
-    packed.rank_lens.resize(ranks);
-    packed.rank_work.assign(ranks, 0.0);
-    std::size_t rank = 0;
+    PackedMicrobatch packed;
+    packed.microbatch.rank_ids.reserve(ranks);
+    packed.rank_lens.reserve(ranks);
+    packed.rank_work.reserve(ranks);
     for (const Group& group : groups_) {
+      const std::vector<SampleId> ids = IdsOf(group);
       std::vector<std::int64_t> lens;
       for (std::size_t p = group.first; p != kNoPosition; p = next_in_group_[p]) {
         lens.push_back(remaining_.at(p).len);
       }
-      for (std::int64_t member = 0; member < group.size; ++member) {
-        packed.rank_lens[rank] = lens;
-        packed.rank_work[rank++] = group.work;
-      }
+      const auto members = static_cast<std::size_t>(group.size);
+      packed.microbatch.rank_ids.insert(packed.microbatch.rank_ids.end(), members, ids);
+      packed.rank_lens.insert(packed.rank_lens.end(), members, lens);
+      packed.rank_work.insert(packed.rank_work.end(), members, group.work);
     }
+    packed.microbatch.rank_ids.resize(ranks);
+    packed.rank_lens.resize(ranks);
+    packed.rank_work.resize(ranks, 0.0);
     packed.leftovers = remaining_.ToVector();
     return packed;
   }
@@ -419,24 +423,32 @@ absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
   return OneStep(samples, options, /*fill=*/false);
 }
 
-absl::StatusOr<Schedule> ScheduleDynamicCp(absl::Span<const Sample> samples,
-                                           const DynamicCpOptions& options) {
+absl::StatusOr<CompactSchedule> ScheduleDynamicCpCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   if (absl::Status status = ValidateDynamicCpProblem(samples, options);
       !status.ok()) {
     return status;
   }
   PackingAwareBuilder builder(samples, options);
-  Schedule schedule;
+  CompactSchedule schedule;
   while (!builder.done()) {
     if (absl::Status status = builder.Step(/*fill=*/true); !status.ok()) {
       return status;
     }
-    schedule.microbatches.push_back(builder.TakeMicrobatch());
+    schedule.microbatches.push_back(builder.TakeCompactMicrobatch());
   }
   if (options.vpp_group.has_value() && *options.vpp_group > 1) {
     return AlignToVppGroup(std::move(schedule), *options.vpp_group);
   }
   return schedule;
+}
+
+absl::StatusOr<Schedule> ScheduleDynamicCp(absl::Span<const Sample> samples,
+                                           const DynamicCpOptions& options) {
+  absl::StatusOr<CompactSchedule> compact =
+      ScheduleDynamicCpCompact(samples, options);
+  if (!compact.ok()) return compact.status();
+  return ExpandSchedule(*compact);
 }
 
 }  // namespace dcpsched

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
@@ -36,7 +37,14 @@ absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
 
 // Schedules a whole global batch: microbatches are built until every sample
 // is placed, then aligned to options.vpp_group when it is > 1
-// (upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples).
+// (upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples). The
+// schedule is built as its groups (compact_schedule.h): memory and time are
+// O(samples + groups), whatever G; no group holds the same list as its
+// neighbour, so it equals CompactFromRanks(ScheduleDynamicCp(...)).
+absl::StatusOr<CompactSchedule> ScheduleDynamicCpCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The same schedule in per-rank form: ExpandSchedule of the compact one.
 absl::StatusOr<Schedule> ScheduleDynamicCp(absl::Span<const Sample> samples,
                                            const DynamicCpOptions& options);
 

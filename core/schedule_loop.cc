@@ -16,14 +16,14 @@ std::vector<Sample> SortedLongestFirst(absl::Span<const Sample> samples) {
   return sorted;
 }
 
-absl::StatusOr<Schedule> ScheduleBySteps(absl::Span<const Sample> samples,
-                                         const DynamicCpOptions& options,
-                                         absl::string_view scheduler,
-                                         StepFunction step) {
-  Schedule schedule;
+absl::StatusOr<CompactSchedule> ScheduleBySteps(absl::Span<const Sample> samples,
+                                                const DynamicCpOptions& options,
+                                                absl::string_view scheduler,
+                                                StepFunction step) {
+  CompactSchedule schedule;
   std::vector<Sample> remaining = SortedLongestFirst(samples);
   while (!remaining.empty()) {
-    absl::StatusOr<PackedMicrobatch> built = step(remaining);
+    absl::StatusOr<CompactStep> built = step(remaining);
     if (!built.ok()) return built.status();
     if (built->leftovers.size() >= remaining.size()) {
       return absl::InternalError(absl::StrCat(

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
@@ -20,18 +21,26 @@ namespace dcpsched {
 // `samples` sorted by length, longest first; equal lengths keep their order.
 std::vector<Sample> SortedLongestFirst(absl::Span<const Sample> samples);
 
+// One microbatch built by a step, as its groups, and the samples it left
+// over, in order.
+struct CompactStep {
+  CompactMicrobatch microbatch;
+  std::vector<Sample> leftovers;
+};
+
 // Builds one microbatch from the remaining samples (longest first) and
-// returns it with the samples it left over, in order.
+// returns it with the samples it left over.
 using StepFunction =
-    absl::FunctionRef<absl::StatusOr<PackedMicrobatch>(const std::vector<Sample>&)>;
+    absl::FunctionRef<absl::StatusOr<CompactStep>(const std::vector<Sample>&)>;
 
 // Runs `step` on validated `samples` until none remain, then aligns to
-// options.vpp_group when it is > 1. A step that places nothing is an
+// options.vpp_group when it is > 1. Microbatches pass from step to schedule
+// as groups, never as per-rank lists. A step that places nothing is an
 // internal error (`scheduler` names it), never an endless loop.
-absl::StatusOr<Schedule> ScheduleBySteps(absl::Span<const Sample> samples,
-                                         const DynamicCpOptions& options,
-                                         absl::string_view scheduler,
-                                         StepFunction step);
+absl::StatusOr<CompactSchedule> ScheduleBySteps(absl::Span<const Sample> samples,
+                                                const DynamicCpOptions& options,
+                                                absl::string_view scheduler,
+                                                StepFunction step);
 
 }  // namespace dcpsched
 

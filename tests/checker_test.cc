@@ -22,9 +22,9 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-Schedule MakeSchedule(std::vector<RankIds> microbatches) {
+Schedule MakeSchedule(std::vector<RankLists> microbatches) {
   Schedule schedule;
-  for (RankIds& ranks : microbatches) {
+  for (RankLists& ranks : microbatches) {
     schedule.microbatches.push_back(Microbatch{std::move(ranks)});
   }
   return schedule;

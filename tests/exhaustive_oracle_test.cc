@@ -34,7 +34,7 @@ TEST(ExhaustiveOracleTest, TwoEqualSamplesOnTwoRanks) {
   // Enumeration order: sample 0's choices (rank 0, rank 1, ranks 0-1) are
   // the slowest digit; the first placement of work 100 is 1 on rank 0, 2 on
   // rank 1.
-  EXPECT_EQ(best->microbatch.rank_ids, (RankIds{{1}, {2}}));
+  EXPECT_EQ(best->microbatch.rank_ids, (RankLists{{1}, {2}}));
 }
 
 // With mslpr = 10 a sample of 10 fills a rank, so the two samples cannot
@@ -71,7 +71,7 @@ TEST(ExhaustiveOracleTest, FullGroupOfThree) {
   EXPECT_EQ(best->placements_enumerated, 1);  // one sample must cover 3 ranks
   EXPECT_EQ(best->scaled_max_work, 3 * 3 * kWorkScale / 3);
   EXPECT_EQ(best->max_work, 3.0);
-  EXPECT_EQ(best->microbatch.rank_ids, (RankIds{{1}, {1}, {1}}));
+  EXPECT_EQ(best->microbatch.rank_ids, (RankLists{{1}, {1}, {1}}));
 }
 
 // min_cp_size raises every CP size.

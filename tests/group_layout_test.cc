@@ -11,7 +11,6 @@ namespace dcpsched {
 namespace {
 
 using ::testing::ElementsAre;
-using RankIds = std::vector<std::vector<SampleId>>;
 
 TEST(GroupLayoutTest, StartsWithEveryRankFree) {
   const GroupLayout layout(6);
@@ -28,13 +27,12 @@ TEST(GroupLayoutTest, NewGroupsTakeTheLowestFreeRanks) {
   EXPECT_EQ(layout.covered_ranks(), 6);
   EXPECT_EQ(layout.free_ranks(), 2);
   EXPECT_EQ(layout.groups()[1].first_rank, 2);
-  const PackedMicrobatch packed = layout.ToPackedMicrobatch({});
-  EXPECT_EQ(packed.microbatch.rank_ids,
-            (RankIds{{10}, {10}, {11}, {11}, {11}, {11}, {}, {}}));
-  EXPECT_EQ(packed.rank_lens, (std::vector<std::vector<std::int64_t>>{
-                                  {100}, {100}, {50}, {50}, {50}, {50}, {}, {}}));
-  EXPECT_THAT(packed.rank_work, ElementsAre(Work(100, 2), Work(100, 2), Work(50, 4),
-                                            Work(50, 4), Work(50, 4), Work(50, 4), 0.0, 0.0));
+  EXPECT_EQ(layout.ToCompactMicrobatch(),
+            (CompactMicrobatch{{{0, 2, {10}}, {2, 4, {11}}}}));
+  EXPECT_THAT(layout.groups()[0].lens, ElementsAre(100));
+  EXPECT_THAT(layout.groups()[1].lens, ElementsAre(50));
+  EXPECT_EQ(layout.groups()[0].work, Work(100, 2));
+  EXPECT_EQ(layout.groups()[1].work, Work(50, 4));
 }
 
 TEST(GroupLayoutTest, AddAccumulatesWorkAndTokensInPlacementOrder) {
@@ -55,10 +53,10 @@ TEST(GroupLayoutTest, WideningShiftsLaterGroupsRight) {
   layout.WidenGroup(0, 2, 42.0);
   EXPECT_EQ(layout.groups()[1].first_rank, 2);
   EXPECT_EQ(layout.covered_ranks(), 4);
-  const PackedMicrobatch packed = layout.ToPackedMicrobatch({{3, 5}});
-  EXPECT_EQ(packed.microbatch.rank_ids, (RankIds{{1}, {1}, {2}, {2}, {}, {}}));
-  EXPECT_THAT(packed.rank_work, ElementsAre(42.0, 42.0, Work(10, 2), Work(10, 2), 0.0, 0.0));
-  EXPECT_THAT(packed.leftovers, ElementsAre(Sample{3, 5}));
+  EXPECT_EQ(layout.ToCompactMicrobatch(),
+            (CompactMicrobatch{{{0, 2, {1}}, {2, 2, {2}}}}));
+  EXPECT_EQ(layout.groups()[0].work, 42.0);
+  EXPECT_EQ(layout.groups()[1].work, Work(10, 2));
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ TEST(ScheduleLegacyTest, EverySampleTakesExactlyItsMinimumCpSize) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(4, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}, {2}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{3}, {3}, {3}, {3}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1}, {2}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{3}, {3}, {3}, {3}}));
 }
 
 // Bucket boundaries. G=5, mslpr=100; cp_min 4, 2, 1, 1, 1; works 40000,
@@ -42,8 +42,8 @@ TEST(ScheduleLegacyTest, CountRuleGivesTheLastSampleItsOwnBucket) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {0}, {0}, {4}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{1}, {1}, {2}, {2}, {3}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {0}, {0}, {4}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{1}, {1}, {2}, {2}, {3}}));
 }
 
 // The slack test is strict. G=5, mslpr=10; lengths 32, 20, 16, 10, 6 have
@@ -56,9 +56,9 @@ TEST(ScheduleLegacyTest, BucketAtExactlyTheSlackBoundStaysOpen) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 10));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 3u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {0}, {0}, {0}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{1}, {1}, {2}, {2}, {3}}));
-  EXPECT_EQ(schedule->microbatches[2].rank_ids, (RankIds{{4}, {4}, {4}, {4}, {4}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {0}, {0}, {0}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{1}, {1}, {2}, {2}, {3}}));
+  EXPECT_EQ(schedule->microbatches[2].rank_ids, (RankLists{{4}, {4}, {4}, {4}, {4}}));
 }
 
 // G=3, mslpr=100: id 0 on two ranks (5100.5 each), then id 1, a smaller CP
@@ -69,8 +69,8 @@ TEST(ScheduleLegacyTest, BalancedRanksStopTheStep) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(3, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {2}, {2}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{2}, {2}, {2}}));
 }
 
 // Only the CP sizes the samples need count. G=10, mslpr=10, min_cp_size 2:
@@ -86,9 +86,9 @@ TEST(ScheduleLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
-            (RankIds{{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {4}, {4}}));
+            (RankLists{{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {4}, {4}}));
   EXPECT_EQ(schedule->microbatches[1].rank_ids,
-            (RankIds{{1}, {1}, {1}, {1}, {2}, {2}, {2}, {2}, {3}, {3}}));
+            (RankLists{{1}, {1}, {1}, {1}, {2}, {2}, {2}, {2}, {3}, {3}}));
 }
 
 // The balance test includes equality. G=3, mslpr=363: id 0 (380) on ranks
@@ -100,8 +100,8 @@ TEST(ScheduleLegacyTest, RanksExactlyAtTheBalanceToleranceStopTheStep) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(3, 363));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1, 2, 3}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{4}, {4}, {4}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1, 2, 3}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{4}, {4}, {4}}));
 }
 
 // G=2, mslpr=100: ids 0 and 1 take a rank each; id 2 (50 tokens) fits on
@@ -112,8 +112,8 @@ TEST(ScheduleLegacyTest, HeadThatFitsNoGroupStopsTheWholeStep) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(2, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {1}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {3}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{2}, {3}}));
 }
 
 // G=5, mslpr=100: id 0 on ranks 0-1, ids 1 and 2 one rank each, rank 4
@@ -124,7 +124,7 @@ TEST(ScheduleLegacyTest, FillDoublesTheFirstSmallestGroup) {
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 1u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}, {1}, {2}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1}, {1}, {2}}));
 }
 
 // With G = 7, three groups of 2 ranks leave rank 6 empty; doubling the first

@@ -25,7 +25,7 @@ using ::testing::Not;
 TEST(PackingAwareStepTest, EmptyInputGivesEmptyRanksWithNoWork) {
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep({}, Options(3, 100));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, RankIds(3));
+  EXPECT_EQ(step->microbatch.rank_ids, RankLists(3));
   EXPECT_THAT(step->rank_work, ElementsAre(0.0, 0.0, 0.0));
   EXPECT_THAT(step->leftovers, IsEmpty());
 }
@@ -46,7 +46,7 @@ TEST(PackingAwareStepTest, ReviewRegressionG14LeavesNoEmptyRank) {
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(14, 100));
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_THAT(step->microbatch.rank_ids, Each(Not(IsEmpty())));
-  EXPECT_EQ(step->microbatch.rank_ids, RankIds(14, {0, 1}));
+  EXPECT_EQ(step->microbatch.rank_ids, RankLists(14, {0, 1}));
   EXPECT_THAT(step->rank_work, Each(Work(50, 14) + Work(50, 14)));
   EXPECT_THAT(step->leftovers, IsEmpty());
 }
@@ -57,7 +57,7 @@ TEST(PackingAwareStepTest, FullGroupFallbackKeepsWhatFitsAndLeavesTheRest) {
   const std::vector<Sample> samples = {{0, 14}, {1, 5}, {2, 7}, {3, 6}};
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(7, 4));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, RankIds(7, {0, 2, 3}));
+  EXPECT_EQ(step->microbatch.rank_ids, RankLists(7, {0, 2, 3}));
   EXPECT_THAT(step->rank_lens, Each(ElementsAre(14, 7, 6)));
   EXPECT_THAT(step->rank_work, Each(0.0 + Work(14, 7) + Work(7, 7) + Work(6, 7)));
   EXPECT_THAT(step->leftovers, ElementsAre(Sample{1, 5}));
@@ -85,7 +85,7 @@ TEST(PackingAwareStepTest, TiesGoToSmallerCpThenToAddOverNew) {
   ASSERT_TRUE(step.ok()) << step.status();
   // Before the fill: rank 0 = [0], rank 1 = [1, 2]; the fill then doubles
   // both groups.
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0}, {0}, {1, 2}, {1, 2}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0}, {0}, {1, 2}, {1, 2}}));
   EXPECT_THAT(step->rank_work,
               ElementsAre(Work(20, 2), Work(20, 2), Work(10, 2) + Work(10, 2),
                           Work(10, 2) + Work(10, 2)));
@@ -97,14 +97,14 @@ TEST(PackingAwareStepTest, TiesBetweenGroupsGoToTheOldest) {
   const std::vector<Sample> samples = {{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}, {5, 20}};
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(4, 100));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0, 4}, {1, 5}, {2}, {3}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0, 4}, {1, 5}, {2}, {3}}));
 }
 
 TEST(PackingAwareStepTest, LeftoversAreLongestFirstWithEqualLengthsInInputOrder) {
   const std::vector<Sample> samples = {{5, 10}, {3, 100}, {4, 10}, {9, 60}};
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(1, 100));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{3}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{3}}));
   EXPECT_THAT(step->leftovers, ElementsAre(Sample{9, 60}, Sample{5, 10}, Sample{4, 10}));
 }
 
@@ -112,7 +112,7 @@ TEST(PackingAwareStepTest, MinCpSizeIsTheSmallestGroup) {
   const std::vector<Sample> samples = {{0, 10}, {1, 10}};
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, Options(4, 100, 2));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0}, {0}, {1}, {1}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0}, {0}, {1}, {1}}));
   EXPECT_THAT(step->rank_work, Each(Work(10, 2)));
 }
 
@@ -129,7 +129,7 @@ TEST(PackingAwarePlacementTest, IsTheStepBeforeItsFill) {
   const std::vector<Sample> samples = {{0, 50}, {1, 50}};
   const absl::StatusOr<PackedMicrobatch> placed = PackingAwarePlacement(samples, Options(14, 100));
   ASSERT_TRUE(placed.ok()) << placed.status();
-  RankIds expected(14);
+  RankLists expected(14);
   expected[0] = {0};
   expected[1] = {1};
   EXPECT_EQ(placed->microbatch.rank_ids, expected);
@@ -146,8 +146,8 @@ TEST(ScheduleDynamicCpTest, PlacesEverySampleOnceAcrossMicrobatches) {
   const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(samples, Options(1, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{8}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{9, 7}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{8}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{9, 7}}));
 }
 
 TEST(ScheduleDynamicCpTest, RejectsInvalidInputWithInvalidArgument) {

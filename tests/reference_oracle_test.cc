@@ -139,7 +139,7 @@ std::string CheckStep(const nlohmann::json& golden) {
   if (step->rank_lens != expect["micro_batches"].get<std::vector<std::vector<std::int64_t>>>()) {
     return "micro_batches differ";
   }
-  if (step->microbatch.rank_ids != expect["sample_ids"].get<RankIds>()) {
+  if (step->microbatch.rank_ids != expect["sample_ids"].get<RankLists>()) {
     return "sample_ids differ";
   }
   const auto times = expect["exec_times"].get<std::vector<double>>();
@@ -175,7 +175,7 @@ std::string CheckSchedule(const nlohmann::json& golden) {
   const nlohmann::json& expect = golden["expect"];
   if (!expect["ok"].get<bool>()) return CheckRejected(golden, schedule.status());
   if (!schedule.ok()) return schedule.status().ToString();
-  const auto groups = expect["groups"].get<std::vector<RankIds>>();
+  const auto groups = expect["groups"].get<std::vector<RankLists>>();
   if (groups.size() != schedule->microbatches.size()) {
     return absl::StrCat("expected ", groups.size(), " microbatches, got ",
                         schedule->microbatches.size());
@@ -254,7 +254,7 @@ TEST(ReferenceStepTest, SingleSampleIsWidenedToAllRanks) {
   const absl::StatusOr<PackedMicrobatch> step =
       ReferencePackingAwareStep({{3, 8}}, Options(4, 10));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{3}, {3}, {3}, {3}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{3}, {3}, {3}, {3}}));
   EXPECT_THAT(step->rank_work, ElementsAre(16.0, 16.0, 16.0, 16.0));
 }
 
@@ -266,7 +266,7 @@ TEST(ReferenceStepTest, LeftoversAreSortedStably) {
   const absl::StatusOr<PackedMicrobatch> step = ReferencePackingAwareStep(
       {{1, 3}, {2, 5}, {3, 6}, {4, 4}, {5, 3}}, Options(1, 10));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{3, 4}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{3, 4}}));
   EXPECT_THAT(step->rank_work, ElementsAre(52.0));
   EXPECT_EQ(step->leftovers, (std::vector<Sample>{{2, 5}, {1, 3}, {5, 3}}));
 }
@@ -278,7 +278,7 @@ TEST(ReferenceStepTest, TokenBudgetMakesLeftovers) {
   const absl::StatusOr<PackedMicrobatch> step = ReferencePackingAwareStep(
       {{0, 40}, {1, 40}, {2, 40}}, Options(1, 100));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0, 1}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0, 1}}));
   EXPECT_THAT(step->rank_work, ElementsAre(3200.0));
   EXPECT_EQ(step->leftovers, (std::vector<Sample>{{2, 40}}));
 }
@@ -291,7 +291,7 @@ TEST(ReferenceStepTest, NewGroupOnTheFreeRank) {
   const absl::StatusOr<PackedMicrobatch> step =
       ReferencePackingAwareStep({{0, 80}, {1, 60}}, Options(2, 100));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{0}, {1}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0}, {1}}));
   EXPECT_THAT(step->rank_work, ElementsAre(6400.0, 3600.0));
 }
 
@@ -299,7 +299,7 @@ TEST(ReferenceStepTest, NoSamplesGivesEmptyRanks) {
   const absl::StatusOr<PackedMicrobatch> step =
       ReferencePackingAwareStep({}, Options(3, 10));
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->microbatch.rank_ids, (RankIds{{}, {}, {}}));
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{}, {}, {}}));
   EXPECT_THAT(step->rank_work, ElementsAre(0.0, 0.0, 0.0));
   const absl::StatusOr<Schedule> schedule =
       ReferenceScheduleDynamicCp({}, Options(3, 10));
@@ -337,8 +337,8 @@ TEST(ReferenceScheduleTest, StepsUntilEverySampleIsPlaced) {
       {{0, 40}, {1, 40}, {2, 40}}, Options(1, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0, 1}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0, 1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{2}}));
 }
 
 // Upstream hangs here: the one microbatch [0],[0],[1] splits into [0],[0],_
@@ -355,7 +355,7 @@ TEST(ReferenceScheduleTest, VppHangIsFailedPrecondition) {
 // VPP alignment.
 // ---------------------------------------------------------------------------
 
-Schedule OneMicrobatch(RankIds ranks) {
+Schedule OneMicrobatch(RankLists ranks) {
   return Schedule{{Microbatch{std::move(ranks)}}};
 }
 
@@ -367,8 +367,8 @@ TEST(ReferenceAlignTest, SplitsAtTheMiddleAndWidensBothHalves) {
       ReferenceAlignToVppGroup(OneMicrobatch({{1}, {1}, {2}, {3}}), 2);
   ASSERT_TRUE(aligned.ok()) << aligned.status();
   ASSERT_THAT(aligned->microbatches, SizeIs(2));
-  EXPECT_EQ(aligned->microbatches[0].rank_ids, (RankIds{{2}, {2}, {3}, {3}}));
-  EXPECT_EQ(aligned->microbatches[1].rank_ids, (RankIds{{1}, {1}, {1}, {1}}));
+  EXPECT_EQ(aligned->microbatches[0].rank_ids, (RankLists{{2}, {2}, {3}, {3}}));
+  EXPECT_EQ(aligned->microbatches[1].rank_ids, (RankLists{{1}, {1}, {1}, {1}}));
 }
 
 TEST(ReferenceAlignTest, AlreadyAMultipleIsUnchanged) {
@@ -442,8 +442,8 @@ TEST(ReferenceDpBalancedTest, PacksInOrderAndSpreadsOverReplicas) {
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
-            (RankIds{{0, 1}, {0, 1}, {2}, {2}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{4}, {4}, {3}, {3}}));
+            (RankLists{{0, 1}, {0, 1}, {2}, {2}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{4}, {4}, {3}, {3}}));
 }
 
 TEST(ReferenceDpBalancedTest, MaxNumSeqsClosesASequence) {
@@ -453,8 +453,8 @@ TEST(ReferenceDpBalancedTest, MaxNumSeqsClosesASequence) {
       ReferenceScheduleDpBalanced({1, 1, 1}, options);
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0, 1}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0, 1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{2}}));
 }
 
 // The cursor may split sequence 0, and pops from it repeatedly.
@@ -463,7 +463,7 @@ TEST(ReferenceDpBalancedTest, MovesFromTheFirstSequence) {
       ReferenceScheduleDpBalanced({1, 1, 1}, DpOptions(3, 1, 10));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(1));
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {2}, {1}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {2}, {1}}));
 }
 
 TEST(ReferenceDpBalancedTest, Errors) {
@@ -507,9 +507,9 @@ TEST(ReferenceLegacyTest, CountRuleGivesTheLastSampleItsOwnBucket) {
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
-            (RankIds{{0}, {0}, {0}, {0}, {4}}));
+            (RankLists{{0}, {0}, {0}, {0}, {4}}));
   EXPECT_EQ(schedule->microbatches[1].rank_ids,
-            (RankIds{{1}, {1}, {2}, {2}, {3}}));
+            (RankLists{{1}, {1}, {2}, {2}, {3}}));
 }
 
 // G=5, mslpr=10; lengths 32, 20, 16, 10, 6 (cp_min 4, 2, 2, 1, 1; works 256,
@@ -524,11 +524,11 @@ TEST(ReferenceLegacyTest, BucketAtExactlyTheSlackBoundStaysOpen) {
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(3));
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
-            (RankIds{{0}, {0}, {0}, {0}, {0}}));
+            (RankLists{{0}, {0}, {0}, {0}, {0}}));
   EXPECT_EQ(schedule->microbatches[1].rank_ids,
-            (RankIds{{1}, {1}, {2}, {2}, {3}}));
+            (RankLists{{1}, {1}, {2}, {2}, {3}}));
   EXPECT_EQ(schedule->microbatches[2].rank_ids,
-            (RankIds{{4}, {4}, {4}, {4}, {4}}));
+            (RankLists{{4}, {4}, {4}, {4}, {4}}));
 }
 
 // G=3, mslpr=100: 0 (101 tokens, 2 ranks, 5100.5 each), then 1 (72, one
@@ -540,8 +540,8 @@ TEST(ReferenceLegacyTest, BalancedRanksStopTheStep) {
       ReferenceScheduleLegacy({{0, 101}, {1, 72}, {2, 5}}, Options(3, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {2}, {2}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{2}, {2}, {2}}));
 }
 
 // k counts only the CP sizes the samples need. G=10, mslpr=10, min_cp 2:
@@ -554,9 +554,9 @@ TEST(ReferenceLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
-            (RankIds{{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {4}, {4}}));
+            (RankLists{{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {4}, {4}}));
   EXPECT_EQ(schedule->microbatches[1].rank_ids,
-            (RankIds{{1}, {1}, {1}, {1}, {2}, {2}, {2}, {2}, {3}, {3}}));
+            (RankLists{{1}, {1}, {1}, {1}, {2}, {2}, {2}, {2}, {3}, {3}}));
 }
 
 // G=3, mslpr=363: 0 (380) on ranks 0-1 at 72200; 1, 2, 3 on rank 2 at
@@ -567,8 +567,8 @@ TEST(ReferenceLegacyTest, RanksExactlyAtTheBalanceToleranceStopTheStep) {
       {{0, 380}, {1, 225}, {2, 134}, {3, 3}, {4, 1}}, Options(3, 363));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {0}, {1, 2, 3}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{4}, {4}, {4}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1, 2, 3}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{4}, {4}, {4}}));
 }
 
 // G=2, mslpr=100, one CP size: buckets [0 1 2] and [3] (the count rule).
@@ -580,8 +580,8 @@ TEST(ReferenceLegacyTest, HeadThatFitsNoGroupStopsTheWholeStep) {
       {{0, 100}, {1, 60}, {2, 50}, {3, 10}}, Options(2, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
-  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankIds{{0}, {1}}));
-  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankIds{{2}, {3}}));
+  EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {1}}));
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{2}, {3}}));
 }
 
 // G=5, mslpr=100: 0 on ranks 0-1, 1 and 2 one rank each, rank 4 empty. The
@@ -593,7 +593,7 @@ TEST(ReferenceLegacyTest, FillDoublesTheFirstSmallestGroup) {
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(1));
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
-            (RankIds{{0}, {0}, {1}, {1}, {2}}));
+            (RankLists{{0}, {0}, {1}, {1}, {2}}));
 }
 
 // G=7: three groups of 2 leave rank 6 empty; doubling the first would move

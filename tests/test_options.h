@@ -21,7 +21,7 @@ inline DynamicCpOptions Options(std::int64_t total_gpus, std::int64_t mslpr,
 }
 
 // A microbatch's per-rank id lists, as literals in expectations.
-using RankIds = std::vector<std::vector<SampleId>>;
+using RankLists = std::vector<std::vector<SampleId>>;
 
 }  // namespace dcpsched
 
