@@ -9,7 +9,6 @@
 #include "absl/status/statusor.h"
 #include "cli/exit_codes.h"
 #include "core/checker.h"
-#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "io/schedule_file.h"
 
@@ -30,14 +29,8 @@ int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
     err << "dcpsched: " << file.status().message() << "\n";
     return kExitUsage;
   }
-  // Until the checker reads the compact form, it judges the expansion.
-  const absl::StatusOr<Schedule> schedule = ExpandSchedule(file->schedule);
-  if (!schedule.ok()) {
-    err << "dcpsched: " << file_ << ": " << schedule.status().message() << "\n";
-    return kExitUsage;
-  }
   const std::vector<Violation> violations =
-      FindViolations(file->samples, *schedule, file->options);
+      FindViolations(file->samples, file->schedule, file->options);
   for (const Violation& violation : violations) {
     out << "invariant " << static_cast<int>(violation.invariant) << " ("
         << InvariantName(violation.invariant) << "): " << violation.message

@@ -46,27 +46,21 @@ absl::StatusOr<CompactSchedule> PositionsToIds(
   return by_position;
 }
 
-// The scheduler's answer in compact form.
-absl::StatusOr<CompactSchedule> Compact(absl::StatusOr<Schedule> schedule) {
-  if (!schedule.ok()) return schedule.status();
-  return CompactFromRanks(*schedule);
-}
-
 absl::StatusOr<CompactSchedule> CallScheduler(
     SchedulerKind scheduler, const SchedulingProblem& problem) {
   switch (scheduler) {
     case SchedulerKind::kPackingAware:
-      return Compact(ScheduleDynamicCp(problem.samples,
-                                       ToDynamicCpOptions(problem.parameters)));
+      return ScheduleDynamicCpCompact(problem.samples,
+                                      ToDynamicCpOptions(problem.parameters));
     case SchedulerKind::kLegacy:
-      return Compact(ScheduleLegacy(problem.samples,
-                                    ToDynamicCpOptions(problem.parameters)));
+      return ScheduleLegacyCompact(problem.samples,
+                                   ToDynamicCpOptions(problem.parameters));
     case SchedulerKind::kDpBalanced: {
       std::vector<std::int64_t> lens;
       lens.reserve(problem.samples.size());
       for (const Sample& sample : problem.samples) lens.push_back(sample.len);
-      absl::StatusOr<CompactSchedule> by_position = Compact(
-          ScheduleDpBalanced(lens, ToDpBalancedOptions(problem.parameters)));
+      absl::StatusOr<CompactSchedule> by_position = ScheduleDpBalancedCompact(
+          lens, ToDpBalancedOptions(problem.parameters));
       if (!by_position.ok()) return by_position.status();
       return PositionsToIds(*std::move(by_position), problem.samples);
     }

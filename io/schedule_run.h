@@ -5,8 +5,9 @@
 // ScheduleRun.
 //
 // A run holds its schedule in compact form (core/compact_schedule.h), each
-// microbatch as its CP groups, and its quality by group (group_quality.h),
-// so a run costs O(samples + groups) whatever G is. The per-rank form is
+// microbatch as its CP groups, as the schedulers build it natively
+// (ScheduleDynamicCpCompact and the others), and its quality by group
+// (group_quality.h), so a run costs O(samples + groups) whatever G is. The per-rank form is
 // derived on request (ExpandSchedule), for output that lists every rank.
 //
 // The three schedulers name samples differently: the dynamic-CP ones by id,
