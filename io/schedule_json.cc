@@ -65,23 +65,6 @@ json SamplesToJson(const SchedulingProblem& problem) {
   return samples;
 }
 
-}  // namespace
-
-json PerRankGroupsToJson(const CompactSchedule& schedule) {
-  json groups = json::array();
-  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
-    json ranks = json::array();
-    for (const CpGroupIds& group : microbatch.groups) {
-      const json ids = group.ids;
-      for (std::int64_t r = 0; r < group.size; ++r) ranks.push_back(ids);
-    }
-    groups.push_back(std::move(ranks));
-  }
-  return groups;
-}
-
-namespace {
-
 json CpGroupToJson(const CpGroupLoad& group) {
   return json{
       {"first_rank", group.first_rank},
@@ -135,6 +118,19 @@ json ComparedRunToJson(const ScheduleRun& run) {
 }
 
 }  // namespace
+
+json PerRankGroupsToJson(const CompactSchedule& schedule) {
+  json groups = json::array();
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    json ranks = json::array();
+    for (const CpGroupIds& group : microbatch.groups) {
+      const json ids = group.ids;
+      for (std::int64_t r = 0; r < group.size; ++r) ranks.push_back(ids);
+    }
+    groups.push_back(std::move(ranks));
+  }
+  return groups;
+}
 
 json ScheduleRunToJson(const SchedulingProblem& problem,
                        const ScheduleRun& run, ScheduleForm form) {
