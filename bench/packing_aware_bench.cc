@@ -27,6 +27,9 @@
 //                 separate, untimed call);
 //   allocs        operator new calls in that call.
 //
+// The benchmarks of the compact form (adversarial batches, the per-rank
+// call against the full call) are registered from bench/compact_bench.h.
+//
 // Besides Google Benchmark's flags, the binary takes
 //   --oracle_points=auto|all|none   where the oracle runs (default auto:
 //                                   the points of OracleRunsAt).
@@ -43,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
+#include "bench/compact_bench.h"
 #include "bench/heap_tracker.h"
 #include "benchmark/benchmark.h"
 #include "core/packing_aware.h"
@@ -294,6 +298,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   dcpsched::bench::RegisterAll(oracle_points);
+  dcpsched::bench::RegisterCompactBenchmarks();
   // Zero when the filter matched nothing (Google Benchmark says so).
   const std::size_t benchmarks_run = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

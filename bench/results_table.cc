@@ -5,7 +5,10 @@
 // docs/performance.md, one row per point (workload, G, n): the core's time
 // per global batch, per sample, peak heap and microbatch count, the oracle's
 // and std::sort's times on the same batch, the ratios core/sort and
-// oracle/core, and upstream's own time where its issue quotes one.
+// oracle/core, and upstream's own time where its issue quotes one. Then the
+// tables of the compact form (bench/compact_bench.h): the adversarial
+// batches (time, peak heap, microbatches, groups) and the per-rank call
+// against the full call (time and peak heap of each, and their ratios).
 //
 // With --benchmark_repetitions the median of the repetitions is used.
 // Written in C++ on nlohmann_json (a dependency of the project already) so
@@ -19,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -63,6 +67,7 @@ struct Run {
   std::optional<double> per_sample_seconds;
   std::optional<double> peak_mib;
   std::optional<double> microbatches;
+  std::optional<double> groups;
   std::optional<std::string> error;
 };
 
@@ -137,6 +142,7 @@ std::optional<Run> ReadRun(const Json& entry) {
   run.per_sample_seconds = NumberField(entry, "per_sample");
   run.peak_mib = NumberField(entry, "peak_MiB");
   run.microbatches = NumberField(entry, "microbatches");
+  run.groups = NumberField(entry, "groups");
   return run;
 }
 
@@ -226,6 +232,21 @@ std::string PeakMibCell(const Run* core) {
   return absl::StrFormat("%.3g", *core->peak_mib);
 }
 
+std::string CountCell(const Run* run, std::optional<double> Run::*count) {
+  if (!Succeeded(run) || !(run->*count)) return "-";
+  return absl::StrFormat("%.0f", *(run->*count));
+}
+
+// numerator's peak heap over denominator's.
+std::string PeakRatioCell(const Run* numerator, const Run* denominator) {
+  if (!Succeeded(numerator) || !Succeeded(denominator) ||
+      !numerator->peak_mib || !denominator->peak_mib ||
+      *denominator->peak_mib <= 0.0) {
+    return "-";
+  }
+  return FormatRatio(*numerator->peak_mib / *denominator->peak_mib);
+}
+
 // The core's microbatch count; the oracle's too when it differs (it must
 // not: both implement SPEC).
 std::string MicrobatchCell(const Run* core, const Run* oracle) {
@@ -272,6 +293,67 @@ std::string MarkdownRow(const std::vector<std::string>& cells) {
   return absl::StrCat("| ", absl::StrJoin(cells, " | "), " |");
 }
 
+bool HasAny(const PointRuns& row, std::initializer_list<const char*> whats) {
+  for (const char* what : whats) {
+    if (FindRun(row, what) != nullptr) return true;
+  }
+  return false;
+}
+
+void PrintHeader(const std::vector<std::string>& header) {
+  std::cout << MarkdownRow(header) << "\n";
+  std::cout << MarkdownRow(std::vector<std::string>(header.size(), "---"))
+            << "\n";
+}
+
+// The compact scheduler on the adversarial batches.
+void PrintAdversarialTable(const std::vector<PointRuns>& rows) {
+  bool first = true;
+  for (const PointRuns& row : rows) {
+    const Run* compact = FindRun(row, "compact");
+    if (compact == nullptr) continue;
+    if (first) {
+      std::cout << "\nAdversarial batches (compact schedule):\n\n";
+      PrintHeader({"distribution", "G", "n", "time/batch", "per sample",
+                   "peak MiB", "microbatches", "CP groups"});
+      first = false;
+    }
+    std::cout << MarkdownRow({row.point.workload,
+                              absl::StrFormat("%d", row.point.total_gpus),
+                              absl::StrFormat("%d", row.point.num_samples),
+                              TimeCell(compact), PerSampleCell(compact),
+                              PeakMibCell(compact),
+                              CountCell(compact, &Run::microbatches),
+                              CountCell(compact, &Run::groups)})
+              << "\n";
+  }
+}
+
+// One rank's lists from the compact schedule against every rank's lists.
+void PrintPerRankTable(const std::vector<PointRuns>& rows) {
+  bool first = true;
+  for (const PointRuns& row : rows) {
+    const Run* rank_view = FindRun(row, "rank_view");
+    const Run* full = FindRun(row, "full");
+    if (rank_view == nullptr && full == nullptr) continue;
+    if (first) {
+      std::cout << "\nPer-rank call (compact schedule, then RankIds) against "
+                   "the full call (per-rank Schedule):\n\n";
+      PrintHeader({"G", "n", "workload", "per-rank call", "peak MiB",
+                   "full call", "peak MiB", "full/per-rank time",
+                   "full/per-rank peak"});
+      first = false;
+    }
+    std::cout << MarkdownRow({absl::StrFormat("%d", row.point.total_gpus),
+                              absl::StrFormat("%d", row.point.num_samples),
+                              row.point.workload, TimeCell(rank_view),
+                              PeakMibCell(rank_view), TimeCell(full),
+                              PeakMibCell(full), RatioCell(full, rank_view),
+                              PeakRatioCell(full, rank_view)})
+              << "\n";
+  }
+}
+
 void PrintTable(const std::vector<PointRuns>& rows) {
   const std::vector<std::string> header = {"G",
                                            "n",
@@ -285,11 +367,16 @@ void PrintTable(const std::vector<PointRuns>& rows) {
                                            "core/sort",
                                            "oracle/core",
                                            "upstream (quoted)"};
-  std::cout << MarkdownRow(header) << "\n";
-  std::cout << MarkdownRow(std::vector<std::string>(header.size(), "---"))
-            << "\n";
-  for (const PointRuns& row : rows)
-    std::cout << MarkdownRow(RowCells(row)) << "\n";
+  const bool any = std::any_of(rows.begin(), rows.end(), [](const PointRuns& row) {
+    return HasAny(row, {"core", "oracle", "sort"});
+  });
+  if (!any) return;
+  PrintHeader(header);
+  for (const PointRuns& row : rows) {
+    if (HasAny(row, {"core", "oracle", "sort"})) {
+      std::cout << MarkdownRow(RowCells(row)) << "\n";
+    }
+  }
 }
 
 void PrintErrors(const std::vector<PointRuns>& rows) {
@@ -375,6 +462,8 @@ int PrintResultsTable(int argc, char** argv) {
   const std::vector<PointRuns> rows = GroupByPoint(runs);
   if (json->contains("context")) PrintContext((*json)["context"]);
   PrintTable(rows);
+  PrintAdversarialTable(rows);
+  PrintPerRankTable(rows);
   PrintErrors(rows);
   PrintLoadWarning(rows);
   return 0;

@@ -5,6 +5,8 @@
 #   bench/run_benchmarks.sh [packing_aware_bench flags...]
 #
 # e.g. bench/run_benchmarks.sh --benchmark_filter='G:64/'
+#      bench/run_benchmarks.sh --benchmark_filter='^(compact|rank_view|full)/'
+#                                           (the compact form's tables only)
 #      bench/run_benchmarks.sh --benchmark_repetitions=5   (table: medians)
 #      bench/run_benchmarks.sh --oracle_points=all          (oracle everywhere)
 #

@@ -60,11 +60,11 @@ std::string FormatCompareTable(absl::Span<const ScheduleRun> runs,
       absl::StrAppend(&text, "error: ", run.status.message(), "\n");
       continue;
     }
-    const ScheduleQuality& quality = run.quality;
+    const GroupedQuality& quality = run.quality;
     absl::StrAppendFormat(
         &text, "%10.4f  %12d  %11d  %13s  %18s", quality.balance_efficiency,
         quality.microbatch_count, quality.microbatch_lower_bound,
-        absl::StrFormat("%.4g", MaxRankWork(quality)),
+        absl::StrFormat("%.4g", quality.max_rank_work),
         absl::StrFormat("%.4g", quality.critical_path_work));
     if (show_time) absl::StrAppendFormat(&text, "  %7.3f", run.elapsed_ms);
     absl::StrAppend(&text, "\n");

@@ -31,6 +31,10 @@ ScheduleCommand::ScheduleCommand(CLI::App& command) : problem_flags_(command) {
                   "Also draw the scheduler's schedule into FILE (SVG: ranks "
                   "across, microbatches down)")
       ->type_name("FILE");
+  command.add_flag("--compact", compact_,
+                   "With --format json: write the compact form "
+                   "(dcpsched.schedule_run.v2: each microbatch as its CP "
+                   "groups, no per-rank lists)");
 }
 
 int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
@@ -38,6 +42,11 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
   if (const int built = problem_flags_.BuildProblem(err, &problem);
       built != kExitSuccess) {
     return built;
+  }
+  if (compact_ && format_ != "json") {
+    err << "dcpsched: --compact chooses the form of the JSON output; add "
+           "--format json (the text report is compact already)\n";
+    return kExitUsage;
   }
   const absl::StatusOr<SchedulerKind> chosen = ParseSchedulerName(scheduler_);
   if (!chosen.ok()) {
@@ -65,7 +74,9 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
     }
   }
   if (format_ == "json") {
-    out << FormatScheduleRunJson(problem, *chosen_run);
+    out << FormatScheduleRunJson(
+        problem, *chosen_run,
+        compact_ ? ScheduleForm::kCompact : ScheduleForm::kPerRank);
   } else {
     out << FormatReport(problem, *chosen_run, runs);
   }

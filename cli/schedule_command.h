@@ -5,7 +5,11 @@
 // problem_flags.h for every problem flag. The chosen scheduler's schedule is
 // printed as a text report, with a side-by-side table of all three
 // schedulers on the same batch (--format text, the default), or as one line
-// of JSON (--format json, io/schedule_json.h). --svg FILE also draws the
+// of JSON (--format json, io/schedule_json.h): per rank
+// ("dcpsched.schedule_run.v1"), or with --compact the compact form
+// ("dcpsched.schedule_run.v2"), whose size does not grow with G. The run is
+// held in compact form throughout, so the report and the picture cost
+// O(samples + groups) too. --svg FILE also draws the
 // chosen scheduler's schedule into FILE (io/schedule_svg.h).
 // Running `dcpsched` with no subcommand is this command with every default.
 
@@ -38,6 +42,7 @@ class ScheduleCommand {
   std::string scheduler_ = "packing_aware";
   std::string format_ = "text";
   std::string svg_file_;
+  bool compact_ = false;
 };
 
 }  // namespace dcpsched

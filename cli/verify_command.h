@@ -4,7 +4,8 @@
 // FILE (or "-" for standard input) is a schedule file (io/schedule_file.h,
 // docs/schedule_json.md): the problem and the schedule, either as
 // "dcpsched.schedule.v1" or as the JSON `dcpsched schedule --format json`
-// writes. Every violation the schedule checker finds (core/checker.h:
+// writes, per rank or compact. Every violation the schedule checker finds,
+// on the compact form, in time linear in its size (core/checker.h:
 // invariants 1-6 and 8; 7 and 9 concern how a schedule is built) is printed
 // on stdout, one per line, lowest invariant first:
 //   invariant 2 (each sample once): 1 input sample(s) in no microbatch: ids 7

@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "core/quality.h"
 #include "core/types.h"
+#include "io/group_quality.h"
 #include "io/schedule_run.h"
 
 namespace dcpsched {
@@ -64,25 +65,34 @@ std::string OptionalValue(const std::optional<std::int64_t>& value) {
   return value.has_value() ? absl::StrCat(*value) : "none";
 }
 
-// Per-rank figures: every value for small G, min / mean / max for large G.
-std::string RankFigures(const std::vector<double>& values,
+// Per-rank figures of one microbatch (`value` of the group covering each
+// rank): every value for small G, min / mean / max for large G, read from
+// the groups without listing the ranks.
+std::string RankFigures(const GroupedLoad& load, double CpGroupLoad::*value,
                         std::string (*format)(double),
                         const ReportOptions& options) {
-  if (values.empty()) return "none";
-  if (static_cast<std::int64_t>(values.size()) <= options.max_listed_ranks) {
+  if (load.groups.empty()) return "none";
+  if (load.width() <= options.max_listed_ranks) {
     std::vector<std::string> texts;
-    for (const double value : values) texts.push_back(format(value));
+    for (const CpGroupLoad& group : load.groups) {
+      for (std::int64_t r = 0; r < group.size; ++r) {
+        texts.push_back(format(group.*value));
+      }
+    }
     return absl::StrJoin(texts, " ");
   }
-  double sum = 0.0;
-  for (const double value : values) sum += value;
-  const auto [low, high] = std::minmax_element(values.begin(), values.end());
-  return absl::StrCat("min ", format(*low), "  mean ",
-                      format(sum / static_cast<double>(values.size())),
-                      "  max ", format(*high));
+  const auto [low, high] = std::minmax_element(
+      load.groups.begin(), load.groups.end(),
+      [value](const CpGroupLoad& a, const CpGroupLoad& b) {
+        return a.*value < b.*value;
+      });
+  return absl::StrCat(
+      "min ", format((*low).*value), "  mean ",
+      format(SumOverRanks(load, value) / static_cast<double>(load.width())),
+      "  max ", format((*high).*value));
 }
 
-void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
+void AppendMicrobatch(std::size_t index, const GroupedLoad& load,
                       std::int64_t total_gpus, const ReportOptions& options,
                       std::string& text) {
   absl::StrAppendFormat(&text,
@@ -108,12 +118,16 @@ void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
                                   "more CP groups"));
   }
   absl::StrAppend(&text, "  tokens per rank: ",
-                  RankFigures(load.rank_tokens, FormatTokens, options), "\n");
+                  RankFigures(load, &CpGroupLoad::tokens_per_rank,
+                              FormatTokens, options),
+                  "\n");
   absl::StrAppend(&text, "  work per rank:   ",
-                  RankFigures(load.rank_work, FormatWork, options), "\n");
+                  RankFigures(load, &CpGroupLoad::work_per_rank, FormatWork,
+                              options),
+                  "\n");
 }
 
-void AppendQuality(const ScheduleQuality& quality, std::string& text) {
+void AppendQuality(const GroupedQuality& quality, std::string& text) {
   absl::StrAppendFormat(&text,
                         "\nbalance efficiency  %.4f  (ideal work / "
                         "critical-path work; 1.0 is the bound)\n",
@@ -175,7 +189,7 @@ std::string FormatRunDetail(const SchedulingProblem& problem,
   if (!run.status.ok()) {
     return absl::StrCat("\n", name, " failed: ", run.status.message(), "\n");
   }
-  const ScheduleQuality& quality = run.quality;
+  const GroupedQuality& quality = run.quality;
   std::string text = absl::StrCat(
       "\n", name, " schedule: ",
       Counted(quality.microbatches.size(), "microbatch", "microbatches"), "\n");
@@ -208,7 +222,7 @@ std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
       absl::StrAppend(&text, "error: ", run.status.message(), "\n");
       continue;
     }
-    const ScheduleQuality& quality = run.quality;
+    const GroupedQuality& quality = run.quality;
     absl::StrAppendFormat(&text, "%10.4f  %12d  %11d  %18s",
                           quality.balance_efficiency, quality.microbatch_count,
                           quality.microbatch_lower_bound,

@@ -7,7 +7,8 @@
 //   2. each microbatch: its CP groups, one line each
 //        ranks 0-3   cp=4  ids [12 40]  tokens/rank 1843.5  work/rank 2.1e+06
 //      and its per-rank tokens and work (listed for small G, summarised as
-//      min / mean / max for large G);
+//      min / mean / max for large G, from the groups: a report never
+//      needs G lines per microbatch);
 //   3. the figures of SPEC "Quality": balance efficiency, the microbatch
 //      count against its lower bound, the critical-path work;
 //   4. a side-by-side table of every scheduler on the same workload:

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "core/validate.h"
 #include "io/json_value.h"
@@ -215,20 +216,131 @@ absl::StatusOr<Schedule> ReadGroups(const Json& value,
   return schedule;
 }
 
-// "samples" and "groups" of either form.
-absl::Status ReadSamplesAndGroups(const Json& document, ScheduleFile& file) {
+// A CP group {"first_rank": r, "size": c, "ids": [...]} of the compact
+// form. Whether the groups tile their microbatch is checked once they are
+// all read.
+absl::StatusOr<CpGroupIds> ReadCpGroup(const Json& value,
+                                       absl::string_view field) {
+  if (absl::Status object = ExpectObject(value, field); !object.ok()) {
+    return object;
+  }
+  CpGroupIds group;
+  absl::StatusOr<std::int64_t> number = RequiredInt(value, field, "first_rank");
+  if (!number.ok()) return number.status();
+  group.first_rank = *number;
+  number = RequiredInt(value, field, "size");
+  if (!number.ok()) return number.status();
+  group.size = *number;
+  absl::StatusOr<const Json*> ids = RequiredMember(value, field, "ids");
+  if (!ids.ok()) return ids.status();
+  const std::string ids_field = Child(field, "ids");
+  if (absl::Status array =
+          ExpectArray(**ids, ids_field, "the list of sample ids the group holds");
+      !array.ok()) {
+    return array;
+  }
+  group.ids.reserve((*ids)->size());
+  for (std::size_t i = 0; i < (*ids)->size(); ++i) {
+    absl::StatusOr<std::int64_t> id =
+        ReadInt64((**ids)[i], absl::StrCat(Element(ids_field, i), " (id)"));
+    if (!id.ok()) return id.status();
+    group.ids.push_back(*id);
+  }
+  return group;
+}
+
+// OK if the groups of microbatch `index` tile its ranks (MicrobatchWidth)
+// and it has at most kMaxTotalGpus of them, so that it can be expanded.
+absl::Status CheckCompactMicrobatch(const CompactMicrobatch& microbatch,
+                                    std::size_t index,
+                                    absl::string_view groups_field) {
+  const absl::StatusOr<std::int64_t> width = MicrobatchWidth(microbatch, index);
+  if (!width.ok()) return FieldError(groups_field, width.status().message());
+  if (*width > kMaxTotalGpus) {
+    return FieldError(groups_field,
+                      absl::StrCat("the groups cover ", *width,
+                                   " ranks; a microbatch has at most ",
+                                   kMaxTotalGpus));
+  }
+  return absl::OkStatus();
+}
+
+// The compact form's "microbatches": per microbatch its "cp_groups", which
+// tile its ranks. What else a microbatch holds (its load) is ignored.
+absl::StatusOr<CompactSchedule> ReadCompactMicrobatches(
+    const Json& value, absl::string_view field) {
+  if (absl::Status array = ExpectArray(
+          value, field, "a list of microbatches, each {\"cp_groups\": [...]}");
+      !array.ok()) {
+    return array;
+  }
+  CompactSchedule schedule;
+  schedule.microbatches.reserve(value.size());
+  for (std::size_t m = 0; m < value.size(); ++m) {
+    const std::string microbatch_field = Element(field, m);
+    if (absl::Status object = ExpectObject(value[m], microbatch_field);
+        !object.ok()) {
+      return object;
+    }
+    absl::StatusOr<const Json*> groups =
+        RequiredMember(value[m], microbatch_field, "cp_groups");
+    if (!groups.ok()) return groups.status();
+    const std::string groups_field = Child(microbatch_field, "cp_groups");
+    if (absl::Status array = ExpectArray(
+            **groups, groups_field,
+            "the microbatch's CP groups in rank order, tiling its ranks");
+        !array.ok()) {
+      return array;
+    }
+    CompactMicrobatch& microbatch = schedule.microbatches.emplace_back();
+    microbatch.groups.reserve((*groups)->size());
+    for (std::size_t g = 0; g < (*groups)->size(); ++g) {
+      absl::StatusOr<CpGroupIds> group =
+          ReadCpGroup((**groups)[g], Element(groups_field, g));
+      if (!group.ok()) return group.status();
+      microbatch.groups.push_back(*std::move(group));
+    }
+    if (absl::Status tiled =
+            CheckCompactMicrobatch(microbatch, m, groups_field);
+        !tiled.ok()) {
+      return tiled;
+    }
+  }
+  return schedule;
+}
+
+absl::Status ReadSamplesInto(const Json& document, ScheduleFile& file) {
   absl::StatusOr<const Json*> member =
       RequiredMember(document, "", "samples");
   if (!member.ok()) return member.status();
   absl::StatusOr<std::vector<Sample>> samples = ReadSamples(**member, "samples");
   if (!samples.ok()) return samples.status();
   file.samples = *std::move(samples);
+  return absl::OkStatus();
+}
 
-  member = RequiredMember(document, "", "groups");
+// "samples" and the schedule: per rank ("groups", kept in compact form) or
+// compact ("microbatches").
+absl::Status ReadSamplesAndSchedule(const Json& document, ScheduleForm form,
+                                    ScheduleFile& file) {
+  if (absl::Status samples = ReadSamplesInto(document, file); !samples.ok()) {
+    return samples;
+  }
+  if (form == ScheduleForm::kCompact) {
+    absl::StatusOr<const Json*> member =
+        RequiredMember(document, "", "microbatches");
+    if (!member.ok()) return member.status();
+    absl::StatusOr<CompactSchedule> schedule =
+        ReadCompactMicrobatches(**member, "microbatches");
+    if (!schedule.ok()) return schedule.status();
+    file.schedule = *std::move(schedule);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<const Json*> member = RequiredMember(document, "", "groups");
   if (!member.ok()) return member.status();
   absl::StatusOr<Schedule> schedule = ReadGroups(**member, "groups");
   if (!schedule.ok()) return schedule.status();
-  file.schedule = *std::move(schedule);
+  file.schedule = CompactFromRanks(*schedule);
   return absl::OkStatus();
 }
 
@@ -277,15 +389,20 @@ absl::StatusOr<ScheduleFile> ReadScheduleForm(const Json& document) {
       !options.ok()) {
     return options;
   }
-  if (absl::Status read = ReadSamplesAndGroups(document, file); !read.ok()) {
+  if (absl::Status read =
+          ReadSamplesAndSchedule(document, ScheduleForm::kPerRank, file);
+      !read.ok()) {
     return read;
   }
   return file;
 }
 
-absl::StatusOr<ScheduleFile> ReadRunForm(const Json& document) {
+// A run document, "dcpsched.schedule_run.v1" (per rank) or ".v2" (compact).
+absl::StatusOr<ScheduleFile> ReadRunForm(const Json& document,
+                                         ScheduleForm form) {
   ScheduleFile file;
-  file.format = kScheduleRunFormat;
+  file.format = form == ScheduleForm::kCompact ? kCompactScheduleRunFormat
+                                               : kScheduleRunFormat;
   absl::StatusOr<std::string> text = OptionalString(document, "", "scheduler");
   if (!text.ok()) return text.status();
   file.scheduler = *std::move(text);
@@ -294,7 +411,7 @@ absl::StatusOr<ScheduleFile> ReadRunForm(const Json& document) {
   if (ok != nullptr && ok->is_boolean() && !ok->get<bool>()) {
     const Json* error = FindMember(document, "error");
     return absl::InvalidArgumentError(absl::StrCat(
-        "this ", kScheduleRunFormat, " document records a failed run (\"ok\": "
+        "this ", file.format, " document records a failed run (\"ok\": "
         "false",
         error != nullptr && error->is_string()
             ? absl::StrCat(", error: ", error->get<std::string>())
@@ -319,7 +436,8 @@ absl::StatusOr<ScheduleFile> ReadRunForm(const Json& document) {
       !options.ok()) {
     return options;
   }
-  if (absl::Status read = ReadSamplesAndGroups(document, file); !read.ok()) {
+  if (absl::Status read = ReadSamplesAndSchedule(document, form, file);
+      !read.ok()) {
     return read;
   }
   return file;
@@ -345,12 +463,15 @@ absl::StatusOr<ScheduleFile> ReadDocument(const Json& document) {
   if (format->empty() || *format == kScheduleFileFormat) {
     file = ReadScheduleForm(document);
   } else if (*format == kScheduleRunFormat) {
-    file = ReadRunForm(document);
+    file = ReadRunForm(document, ScheduleForm::kPerRank);
+  } else if (*format == kCompactScheduleRunFormat) {
+    file = ReadRunForm(document, ScheduleForm::kCompact);
   } else {
-    return FieldError("format",
-                      absl::StrCat("unknown format \"", *format, "\"; use \"",
-                                   kScheduleFileFormat, "\" or \"",
-                                   kScheduleRunFormat, "\"", kSeeDocs));
+    return FieldError(
+        "format", absl::StrCat("unknown format \"", *format, "\"; use \"",
+                               kScheduleFileFormat, "\", \"", kScheduleRunFormat,
+                               "\" or \"", kCompactScheduleRunFormat, "\"",
+                               kSeeDocs));
   }
   if (!file.ok()) return file;
   if (absl::Status valid = ValidateDynamicCpProblem(file->samples,
@@ -415,10 +536,7 @@ std::string FormatScheduleFile(const ScheduleFile& file) {
   for (const Sample& sample : file.samples) {
     samples.push_back(Json::array({sample.id, sample.len}));
   }
-  Json groups = Json::array();
-  for (const Microbatch& microbatch : file.schedule.microbatches) {
-    groups.push_back(microbatch.rank_ids);
-  }
+  Json groups = PerRankGroupsToJson(file.schedule);
   Json document{
       {"format", kScheduleFileFormat},
       {"total_gpus", file.options.total_gpus},

@@ -3,7 +3,7 @@
 // run, another tool, a hand edit) can be checked against SPEC's invariants
 // (`dcpsched verify`, core/checker.h).
 //
-// Two forms are read (docs/schedule_json.md has the full description):
+// Three forms are read (docs/schedule_json.md has the full description):
 //
 // 1. "dcpsched.schedule.v1", the form to write by hand or from Python:
 //      {
@@ -28,6 +28,21 @@
 //    are read, everything else is ignored. A run with "ok": false holds no
 //    schedule and is an error.
 //
+// 3. "dcpsched.schedule_run.v2", what `dcpsched schedule --compact --format
+//    json` writes: the compact form. Its "parameters", "samples" and, per
+//    microbatch of "microbatches", the "first_rank", "size" and "ids" of
+//    each of its "cp_groups" are read. The groups of a microbatch must
+//    tile its ranks (MicrobatchWidth: the first at rank 0, each of at
+//    least one rank, each starting where the one before ends; 65536 ranks
+//    at most): a gap or an overlap describes no per-rank schedule, so it is
+//    a parse error. A microbatch
+//    whose groups end before or after rank G is the checker's to report,
+//    as in the other forms.
+//
+// Every form is held in compact form (core/compact_schedule.h); a per-rank
+// "groups" list becomes one group per maximal run of equal rank lists,
+// which expands back to exactly what was written.
+//
 // Ids are signed 64-bit integers; lengths are integers in [1, 2^26]. The
 // problem read must be valid as SPEC "Valid input" defines it
 // (ValidateDynamicCpProblem); the schedule may be anything of the right
@@ -47,6 +62,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched {
@@ -56,7 +72,8 @@ inline constexpr char kScheduleFileFormat[] = "dcpsched.schedule.v1";
 
 // Everything a schedule file says.
 struct ScheduleFile {
-  // The form it was read as: kScheduleFileFormat or kScheduleRunFormat.
+  // The form it was read as: kScheduleFileFormat, kScheduleRunFormat or
+  // kCompactScheduleRunFormat.
   std::string format;
   // "scheduler" and "description", or "" when absent. A run document's
   // description is its workload's.
@@ -65,13 +82,14 @@ struct ScheduleFile {
   // The problem: valid (ValidateDynamicCpProblem) in a parsed file.
   std::vector<Sample> samples;
   DynamicCpOptions options;
-  // The schedule to judge, by sample id, exactly as written.
-  Schedule schedule;
+  // The schedule to judge, by sample id, as written (ExpandSchedule gives
+  // the per-rank lists).
+  CompactSchedule schedule;
 
   friend bool operator==(const ScheduleFile&, const ScheduleFile&) = default;
 };
 
-// Parses one JSON document in either form.
+// Parses one JSON document in any of the forms.
 absl::StatusOr<ScheduleFile> ParseScheduleFile(absl::string_view contents);
 
 // Reads and parses the file at `path`; "-" reads standard input. NotFound if

@@ -7,8 +7,10 @@
 #include <utility>
 
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/quality.h"
 #include "core/types.h"
+#include "io/group_quality.h"
 #include "io/schedule_run.h"
 #include "nlohmann/json.hpp"
 
@@ -63,14 +65,6 @@ json SamplesToJson(const SchedulingProblem& problem) {
   return samples;
 }
 
-json GroupsToJson(const Schedule& schedule) {
-  json groups = json::array();
-  for (const Microbatch& microbatch : schedule.microbatches) {
-    groups.push_back(microbatch.rank_ids);
-  }
-  return groups;
-}
-
 json CpGroupToJson(const CpGroupLoad& group) {
   return json{
       {"first_rank", group.first_rank},
@@ -81,25 +75,31 @@ json CpGroupToJson(const CpGroupLoad& group) {
   };
 }
 
-json MicrobatchToJson(const MicrobatchLoad& load) {
+// One microbatch: its groups and, in the per-rank form, every rank's load.
+json MicrobatchToJson(const GroupedLoad& load, ScheduleForm form) {
   json cp_groups = json::array();
   for (const CpGroupLoad& group : load.groups) {
     cp_groups.push_back(CpGroupToJson(group));
   }
-  return json{
-      {"cp_groups", std::move(cp_groups)}, {"rank_tokens", load.rank_tokens},
-      {"rank_work", load.rank_work},       {"max_work", load.max_work},
+  json microbatch{
+      {"cp_groups", std::move(cp_groups)},
+      {"max_work", load.max_work},
       {"min_work", load.min_work},
   };
+  if (form == ScheduleForm::kPerRank) {
+    microbatch["rank_tokens"] = RankTokens(load);
+    microbatch["rank_work"] = RankWork(load);
+  }
+  return microbatch;
 }
 
-json QualityToJson(const ScheduleQuality& quality) {
+json QualityToJson(const GroupedQuality& quality) {
   return json{
       {"balance_efficiency", quality.balance_efficiency},
       {"microbatch_count", quality.microbatch_count},
       {"microbatch_lower_bound", quality.microbatch_lower_bound},
       {"critical_path_work", quality.critical_path_work},
-      {"max_rank_work", MaxRankWork(quality)},
+      {"max_rank_work", quality.max_rank_work},
   };
 }
 
@@ -119,10 +119,24 @@ json ComparedRunToJson(const ScheduleRun& run) {
 
 }  // namespace
 
+json PerRankGroupsToJson(const CompactSchedule& schedule) {
+  json groups = json::array();
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    json ranks = json::array();
+    for (const CpGroupIds& group : microbatch.groups) {
+      const json ids = group.ids;
+      for (std::int64_t r = 0; r < group.size; ++r) ranks.push_back(ids);
+    }
+    groups.push_back(std::move(ranks));
+  }
+  return groups;
+}
+
 json ScheduleRunToJson(const SchedulingProblem& problem,
-                       const ScheduleRun& run) {
+                       const ScheduleRun& run, ScheduleForm form) {
   json document{
-      {"format", kScheduleRunFormat},
+      {"format", form == ScheduleForm::kCompact ? kCompactScheduleRunFormat
+                                                : kScheduleRunFormat},
       {"scheduler", std::string(SchedulerName(run.scheduler))},
       {"ok", run.status.ok()},
       {"parameters", ParametersToJson(problem.parameters)},
@@ -133,10 +147,12 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
     document["error"] = std::string(run.status.message());
     return document;
   }
-  document["groups"] = GroupsToJson(run.schedule);
+  if (form == ScheduleForm::kPerRank) {
+    document["groups"] = PerRankGroupsToJson(run.schedule);
+  }
   json microbatches = json::array();
-  for (const MicrobatchLoad& load : run.quality.microbatches) {
-    microbatches.push_back(MicrobatchToJson(load));
+  for (const GroupedLoad& load : run.quality.microbatches) {
+    microbatches.push_back(MicrobatchToJson(load, form));
   }
   document["microbatches"] = std::move(microbatches);
   document["quality"] = QualityToJson(run.quality);
@@ -157,19 +173,11 @@ json ComparisonToJson(const SchedulingProblem& problem,
   };
 }
 
-double MaxRankWork(const ScheduleQuality& quality) {
-  double max_work = 0.0;
-  for (const MicrobatchLoad& load : quality.microbatches) {
-    max_work = std::max(max_work, load.max_work);
-  }
-  return max_work;
-}
-
 std::string FormatScheduleRunJson(const SchedulingProblem& problem,
-                                  const ScheduleRun& run) {
+                                  const ScheduleRun& run, ScheduleForm form) {
   // A description or message with invalid UTF-8 (say, from a file name) is
   // written with U+FFFD in place of the bad bytes rather than failing.
-  return ScheduleRunToJson(problem, run)
+  return ScheduleRunToJson(problem, run, form)
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
 }

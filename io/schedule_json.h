@@ -29,8 +29,20 @@
 //                  "microbatch_lower_bound": k0, "critical_path_work": w,
 //                  "max_rank_work": w1 }
 //   }
-// "cp_groups" are maximal runs of ranks holding the same ids (quality.h).
+// "cp_groups" are the schedule's CP groups (core/compact_schedule.h): in a
+// dynamic-CP schedule its CP groups, in a dp_balanced one its DP replicas.
 // "max_rank_work" is the most work any rank carries in any microbatch.
+//
+// Schema "dcpsched.schedule_run.v2" (`dcpsched schedule --compact --format
+// json`): the compact form. As v1, without "groups" and without each
+// microbatch's "rank_tokens" and "rank_work", so its size is O(samples +
+// groups), not microbatches x G. The schedule is the "cp_groups" of each
+// microbatch: their "first_rank", "size" and "ids", tiling ranks 0..G-1 in
+// rank order:
+//     "microbatches": [ {
+//         "cp_groups": [ {"first_rank": r, "size": c, "ids": [...],
+//                         "tokens_per_rank": x, "work_per_rank": w} ... ],
+//         "max_work": w, "min_work": w } per microbatch ],
 // Scheduling time is left out on purpose: the same input always gives the
 // same JSON, byte for byte. Keys are written in alphabetical order. Readers
 // should ignore keys they do not know: a key may be added within v1; a key
@@ -58,7 +70,7 @@
 #include <string>
 
 #include "absl/types/span.h"
-#include "core/quality.h"
+#include "core/compact_schedule.h"
 #include "io/schedule_run.h"
 #include "nlohmann/json.hpp"
 
@@ -66,23 +78,32 @@ namespace dcpsched {
 
 // Names of the schemas above, the values of "format".
 inline constexpr char kScheduleRunFormat[] = "dcpsched.schedule_run.v1";
+inline constexpr char kCompactScheduleRunFormat[] = "dcpsched.schedule_run.v2";
 inline constexpr char kCompareFormat[] = "dcpsched.compare.v1";
 
+// How a run document holds its schedule: per rank (v1: "groups" and every
+// rank's load) or compact (v2: the CP groups alone).
+enum class ScheduleForm { kPerRank, kCompact };
+
+// The "dcpsched.schedule_run.v1" (kPerRank) or ".v2" (kCompact) document.
 nlohmann::json ScheduleRunToJson(const SchedulingProblem& problem,
-                                 const ScheduleRun& run);
+                                 const ScheduleRun& run,
+                                 ScheduleForm form = ScheduleForm::kPerRank);
+
+// The per-rank form of `schedule` as upstream's sample_id_groups holds it
+// ("groups" of v1 and of the schedule file): per microbatch, per rank, the
+// ids of the group that covers the rank.
+nlohmann::json PerRankGroupsToJson(const CompactSchedule& schedule);
 
 // The "dcpsched.compare.v1" document of `runs`, each a run on `problem`.
 nlohmann::json ComparisonToJson(const SchedulingProblem& problem,
                                 absl::Span<const ScheduleRun> runs);
 
-// The most work any rank carries in any microbatch of a measured schedule
-// (0 for an empty one): "max_rank_work".
-double MaxRankWork(const ScheduleQuality& quality);
-
 // ScheduleRunToJson written on one line (so runs can be appended to a
 // .jsonl file), followed by a newline.
 std::string FormatScheduleRunJson(const SchedulingProblem& problem,
-                                  const ScheduleRun& run);
+                                  const ScheduleRun& run,
+                                  ScheduleForm form = ScheduleForm::kPerRank);
 
 }  // namespace dcpsched
 

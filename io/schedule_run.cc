@@ -11,12 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
-#include "core/quality.h"
 #include "core/types.h"
 #include "core/validate.h"
+#include "io/group_quality.h"
 
 namespace dcpsched {
 namespace {
@@ -28,11 +29,11 @@ absl::Status CheckPositiveFactor(absl::string_view name, std::int64_t value) {
 }
 
 // dp_balanced's schedule names samples by position; map them to ids.
-absl::StatusOr<Schedule> PositionsToIds(Schedule by_position,
-                                        absl::Span<const Sample> samples) {
-  for (Microbatch& microbatch : by_position.microbatches) {
-    for (std::vector<SampleId>& rank : microbatch.rank_ids) {
-      for (SampleId& entry : rank) {
+absl::StatusOr<CompactSchedule> PositionsToIds(
+    CompactSchedule by_position, absl::Span<const Sample> samples) {
+  for (CompactMicrobatch& microbatch : by_position.microbatches) {
+    for (CpGroupIds& group : microbatch.groups) {
+      for (SampleId& entry : group.ids) {
         if (entry < 0 || static_cast<std::size_t>(entry) >= samples.size()) {
           return absl::InternalError(
               absl::StrCat("dp_balanced returned position ", entry, " for ",
@@ -45,20 +46,23 @@ absl::StatusOr<Schedule> PositionsToIds(Schedule by_position,
   return by_position;
 }
 
-absl::StatusOr<Schedule> CallScheduler(SchedulerKind scheduler,
-                                       const SchedulingProblem& problem) {
+absl::StatusOr<CompactSchedule> CallScheduler(
+    SchedulerKind scheduler, const SchedulingProblem& problem) {
   switch (scheduler) {
     case SchedulerKind::kPackingAware:
-      return ScheduleDynamicCp(problem.samples,
-                               ToDynamicCpOptions(problem.parameters));
+      return ScheduleDynamicCpCompact(problem.samples,
+                                      ToDynamicCpOptions(problem.parameters));
     case SchedulerKind::kLegacy:
-      return ScheduleLegacy(problem.samples,
-                            ToDynamicCpOptions(problem.parameters));
+      return ScheduleLegacyCompact(problem.samples,
+                                   ToDynamicCpOptions(problem.parameters));
     case SchedulerKind::kDpBalanced: {
       std::vector<std::int64_t> lens;
       lens.reserve(problem.samples.size());
       for (const Sample& sample : problem.samples) lens.push_back(sample.len);
-      return ScheduleDpBalanced(lens, ToDpBalancedOptions(problem.parameters));
+      absl::StatusOr<CompactSchedule> by_position = ScheduleDpBalancedCompact(
+          lens, ToDpBalancedOptions(problem.parameters));
+      if (!by_position.ok()) return by_position.status();
+      return PositionsToIds(*std::move(by_position), problem.samples);
     }
   }
   return absl::InternalError("unknown scheduler");
@@ -129,30 +133,36 @@ DpBalancedOptions ToDpBalancedOptions(const RunParameters& parameters) {
   };
 }
 
-ScheduleRun RunScheduler(SchedulerKind scheduler,
-                         const SchedulingProblem& problem) {
+ScheduleRun MeasureRun(SchedulerKind scheduler,
+                       const SchedulingProblem& problem,
+                       CompactSchedule schedule) {
   ScheduleRun run;
   run.scheduler = scheduler;
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Schedule> schedule = CallScheduler(scheduler, problem);
-  const auto stop = std::chrono::steady_clock::now();
-  run.elapsed_ms =
-      std::chrono::duration<double, std::milli>(stop - start).count();
-  if (schedule.ok() && scheduler == SchedulerKind::kDpBalanced) {
-    schedule = PositionsToIds(*std::move(schedule), problem.samples);
-  }
-  if (!schedule.ok()) {
-    run.status = schedule.status();
-    return run;
-  }
-  absl::StatusOr<ScheduleQuality> quality = MeasureQuality(
-      problem.samples, *schedule, problem.parameters.max_seq_len_per_rank);
+  absl::StatusOr<GroupedQuality> quality = MeasureGroupedQuality(
+      problem.samples, schedule, problem.parameters.max_seq_len_per_rank);
   if (!quality.ok()) {
     run.status = quality.status();
     return run;
   }
-  run.schedule = *std::move(schedule);
+  run.schedule = std::move(schedule);
   run.quality = *std::move(quality);
+  return run;
+}
+
+ScheduleRun RunScheduler(SchedulerKind scheduler,
+                         const SchedulingProblem& problem) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<CompactSchedule> schedule = CallScheduler(scheduler, problem);
+  const auto stop = std::chrono::steady_clock::now();
+  ScheduleRun run;
+  if (schedule.ok()) {
+    run = MeasureRun(scheduler, problem, *std::move(schedule));
+  } else {
+    run.scheduler = scheduler;
+    run.status = schedule.status();
+  }
+  run.elapsed_ms =
+      std::chrono::duration<double, std::milli>(stop - start).count();
   return run;
 }
 

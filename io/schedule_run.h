@@ -1,7 +1,14 @@
 // One scheduling problem (a global batch, a topology and its limits) and the
 // result of running one scheduler on it: the schedule, its quality and how
-// long the scheduler took. The text report (report.h) and the JSON form
-// (schedule_json.h) both describe a ScheduleRun.
+// long the scheduler took. The text report (report.h), the JSON forms
+// (schedule_json.h) and the picture (schedule_svg.h) all describe a
+// ScheduleRun.
+//
+// A run holds its schedule in compact form (core/compact_schedule.h), each
+// microbatch as its CP groups, as the schedulers build it natively
+// (ScheduleDynamicCpCompact and the others), and its quality by group
+// (group_quality.h), so a run costs O(samples + groups) whatever G is. The per-rank form is
+// derived on request (ExpandSchedule), for output that lists every rank.
 //
 // The three schedulers name samples differently: the dynamic-CP ones by id,
 // dp_balanced by position in its lens list. A ScheduleRun always holds ids,
@@ -19,8 +26,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/quality.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
+#include "io/group_quality.h"
 
 namespace dcpsched {
 
@@ -76,9 +84,10 @@ struct ScheduleRun {
   // OK, or why the scheduler (or measuring its schedule) failed; the other
   // fields are then empty.
   absl::Status status;
-  // The schedule by sample id (dp_balanced's positions mapped back to ids).
-  Schedule schedule;
-  ScheduleQuality quality;
+  // The schedule by sample id (dp_balanced's positions mapped back to ids),
+  // in compact form.
+  CompactSchedule schedule;
+  GroupedQuality quality;
   // Wall time of the scheduler call alone, on a steady clock.
   double elapsed_ms = 0.0;
 };
@@ -87,6 +96,13 @@ struct ScheduleRun {
 // invalid one comes back as the run's status) and measures the result.
 ScheduleRun RunScheduler(SchedulerKind scheduler,
                          const SchedulingProblem& problem);
+
+// The run of `scheduler` whose answer was `schedule` (by sample id):
+// `schedule` measured against `problem`, or the reason it cannot be. Its
+// elapsed_ms is 0. For tests, and for schedules made elsewhere.
+ScheduleRun MeasureRun(SchedulerKind scheduler,
+                       const SchedulingProblem& problem,
+                       CompactSchedule schedule);
 
 // RunScheduler for each of kAllSchedulers, in that order.
 std::vector<ScheduleRun> RunAllSchedulers(const SchedulingProblem& problem);

@@ -15,8 +15,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/cost_model.h"
+#include "core/compact_schedule.h"
 #include "core/quality.h"
 #include "core/types.h"
+#include "io/group_quality.h"
 #include "io/schedule_run.h"
 
 namespace dcpsched {
@@ -113,16 +115,16 @@ std::string Rect(absl::string_view css_class, double x, double y, double width,
 // The work cap of each microbatch: tallest len * mslpr * 1.05 (0 for a
 // microbatch without a known id).
 std::vector<double> MicrobatchCaps(const SchedulingProblem& problem,
-                                   const Schedule& schedule) {
+                                   const CompactSchedule& schedule) {
   absl::flat_hash_map<SampleId, std::int64_t> len_of;
   len_of.reserve(problem.samples.size());
   for (const Sample& sample : problem.samples) len_of[sample.id] = sample.len;
   std::vector<double> caps;
   caps.reserve(schedule.microbatches.size());
-  for (const Microbatch& microbatch : schedule.microbatches) {
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
     std::int64_t tallest = 0;
-    for (const std::vector<SampleId>& rank : microbatch.rank_ids) {
-      for (const SampleId id : rank) {
+    for (const CpGroupIds& group : microbatch.groups) {
+      for (const SampleId id : group.ids) {
         const auto found = len_of.find(id);
         if (found != len_of.end()) tallest = std::max(tallest, found->second);
       }
@@ -135,13 +137,13 @@ std::vector<double> MicrobatchCaps(const SchedulingProblem& problem,
 }
 
 // How many microbatches to draw within the options' limits.
-std::size_t DrawnCount(const ScheduleQuality& quality,
+std::size_t DrawnCount(const GroupedQuality& quality,
                        const SvgOptions& options) {
   const std::size_t limit = static_cast<std::size_t>(
       std::max<std::int64_t>(options.max_microbatches, 0));
   std::size_t drawn = 0;
   std::int64_t groups = 0;
-  for (const MicrobatchLoad& load : quality.microbatches) {
+  for (const GroupedLoad& load : quality.microbatches) {
     groups += static_cast<std::int64_t>(load.groups.size());
     if (drawn == limit || groups > options.max_groups) break;
     ++drawn;
@@ -314,7 +316,7 @@ class SvgPainter {
   }
 
   void PaintMicrobatch(std::size_t m, double cap) {
-    const MicrobatchLoad& load = run_.quality.microbatches[m];
+    const GroupedLoad& load = run_.quality.microbatches[m];
     const double top =
         kFirstRowY + static_cast<double>(m) * (kRowHeight + kRowGap);
     const double bottom = top + kRowHeight;
@@ -394,11 +396,10 @@ class SvgPainter {
   }
 
   // Mean rank work over max rank work: 1 when no rank waits.
-  static double BusyFraction(const MicrobatchLoad& load) {
-    if (load.rank_work.empty() || !(load.max_work > 0.0)) return 1.0;
-    double sum = 0.0;
-    for (const double work : load.rank_work) sum += work;
-    return sum / static_cast<double>(load.rank_work.size()) / load.max_work;
+  static double BusyFraction(const GroupedLoad& load) {
+    if (load.groups.empty() || !(load.max_work > 0.0)) return 1.0;
+    return SumOverRanks(load, &CpGroupLoad::work_per_rank) /
+           static_cast<double>(load.width()) / load.max_work;
   }
 
   const SchedulingProblem& problem_;

@@ -1,8 +1,8 @@
 // A picture of one schedule run, as a standalone SVG document.
 //
 // Ranks run across, microbatches down, one row per microbatch. Each CP group
-// (quality.h: a maximal run of ranks holding the same ids) is a box spanning
-// its ranks:
+// of the run's compact schedule (core/compact_schedule.h) is a box spanning
+// its ranks, drawn from the group alone, so no per-rank list is ever built:
 //   - its outline is the row's full height, which stands for the larger of
 //     the microbatch's work cap (SPEC: tallest len * mslpr * 1.05) and its
 //     busiest rank's work;

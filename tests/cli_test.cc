@@ -501,6 +501,128 @@ TEST(CliTest, VerifyFailedRunIsExitTwo) {
   ExpectOneErrorLine(result, "failed run");
 }
 
+// ---------------------------------------------------------------------------
+// --compact: the compact form, dcpsched.schedule_run.v2
+
+// The default run (G = 8, 256 samples) in compact form.
+json CompactRunDocument() {
+  const CliResult scheduled = RunCli({"schedule", "--compact", "--format", "json"});
+  EXPECT_EQ(scheduled.exit_code, 0) << scheduled.err;
+  return json::parse(scheduled.out);
+}
+
+TEST(CliTest, CompactJsonHoldsTheGroupsOfThePerRankJson) {
+  const json compact = CompactRunDocument();
+  const json per_rank = json::parse(RunCli({"schedule", "--format", "json"}).out);
+
+  EXPECT_EQ(compact["format"], "dcpsched.schedule_run.v2");
+  EXPECT_FALSE(compact.contains("groups"));
+  ASSERT_EQ(compact["microbatches"].size(), per_rank["microbatches"].size());
+  for (std::size_t m = 0; m < compact["microbatches"].size(); ++m) {
+    const json& microbatch = compact["microbatches"][m];
+    EXPECT_FALSE(microbatch.contains("rank_work"));
+    EXPECT_FALSE(microbatch.contains("rank_tokens"));
+    EXPECT_EQ(microbatch["cp_groups"], per_rank["microbatches"][m]["cp_groups"]);
+    // The groups expand to exactly the per-rank lists.
+    std::vector<json> ranks;
+    for (const json& group : microbatch["cp_groups"]) {
+      for (int r = 0; r < group["size"].get<int>(); ++r) ranks.push_back(group["ids"]);
+    }
+    EXPECT_EQ(json(ranks), per_rank["groups"][m]);
+  }
+  EXPECT_EQ(compact["quality"], per_rank["quality"]);
+}
+
+TEST(CliTest, VerifyAcceptsTheCompactJsonOfSchedule) {
+  const CliResult result = VerifyDocument(CompactRunDocument());
+
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_TRUE(absl::StartsWith(
+      result.out, "ok: 16 microbatches of G = 8 ranks, 256 samples"))
+      << result.out;
+}
+
+TEST(CliTest, VerifyReportsTheViolationOfAWrongCompactSchedule) {
+  json document = CompactRunDocument();
+  json& groups = document["microbatches"][0]["cp_groups"];
+  const std::int64_t moved = groups[0]["ids"][0].get<std::int64_t>();
+  // The id is also placed in microbatch 1's first group: there twice.
+  document["microbatches"][1]["cp_groups"][0]["ids"].push_back(moved);
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(absl::StrContains(
+      result.out, absl::StrCat("invariant 2 (each sample once): sample ", moved,
+                               " is in microbatch 0 and again in microbatch 1")))
+      << result.out;
+}
+
+TEST(CliTest, VerifyReportsACompactMicrobatchOfTheWrongWidth) {
+  json document = CompactRunDocument();
+  json& groups = document["microbatches"][0]["cp_groups"];
+  groups.back()["size"] = groups.back()["size"].get<int>() + 1;
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.out, "invariant 1 (no empty rank)"))
+      << result.out;
+}
+
+TEST(CliTest, VerifyCompactGapBetweenGroupsIsExitTwo) {
+  json document = CompactRunDocument();
+  json& groups = document["microbatches"][2]["cp_groups"];
+  ASSERT_GE(groups.size(), 2u);
+  const int end = groups[0]["size"].get<int>();
+  groups[1]["first_rank"] = end + 1;
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(
+      result, absl::StrCat("field \"microbatches[2].cp_groups\": microbatch 2 "
+                           "group 1 starts at rank ",
+                           end + 1, " but group 0 ends at rank ", end - 1,
+                           ": ranks ", end, "-", end, " are in no group (a gap)"));
+  EXPECT_EQ(result.out, "");
+}
+
+TEST(CliTest, VerifyCompactOverlapOfGroupsIsExitTwo) {
+  json document = CompactRunDocument();
+  json& groups = document["microbatches"][2]["cp_groups"];
+  ASSERT_GE(groups.size(), 2u);
+  groups[1]["first_rank"] = 0;
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result,
+                     "field \"microbatches[2].cp_groups\": microbatch 2 group 1 "
+                     "starts at rank 0 but group 0 ends at rank ");
+  ExpectOneErrorLine(result, "are in two groups (an overlap)");
+}
+
+TEST(CliTest, VerifyUnknownScheduleRunVersionIsExitTwo) {
+  json document = CompactRunDocument();
+  document["format"] = "dcpsched.schedule_run.v9";
+
+  const CliResult result = VerifyDocument(document);
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result,
+                     "field \"format\": unknown format "
+                     "\"dcpsched.schedule_run.v9\"; use \"dcpsched.schedule.v1\", "
+                     "\"dcpsched.schedule_run.v1\" or \"dcpsched.schedule_run.v2\"");
+}
+
+TEST(CliTest, CompactNeedsJsonFormat) {
+  const CliResult result = RunCli({"schedule", "--compact"});
+
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result, "add --format json");
+}
+
 TEST(CliTest, VerifyMissingFileIsExitTwo) {
   const CliResult result =
       RunCli({"verify", "/nonexistent/dcpsched/schedule.json"});

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
-#include "core/quality.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "gtest/gtest.h"
 #include "io/schedule_run.h"
@@ -26,12 +26,10 @@ SchedulingProblem TinyProblem() {
 }
 
 ScheduleRun TinyRun(const SchedulingProblem& problem) {
-  ScheduleRun run;
-  run.scheduler = SchedulerKind::kPackingAware;
-  run.schedule.microbatches = {Microbatch{.rank_ids = {{0}, {0}, {1}, {2}}}};
-  run.quality = MeasureQuality(problem.samples, run.schedule,
-                               problem.parameters.max_seq_len_per_rank)
-                    .value();
+  const Schedule schedule{
+      .microbatches = {Microbatch{.rank_ids = {{0}, {0}, {1}, {2}}}}};
+  ScheduleRun run = MeasureRun(SchedulerKind::kPackingAware, problem,
+                               CompactFromRanks(schedule));
   run.elapsed_ms = 0.25;
   return run;
 }
@@ -132,9 +130,9 @@ TEST(ReportTest, LargeTopologiesAreSummarised) {
     problem.samples.push_back({id, id < 16 ? 2 : 4});
     microbatch.rank_ids.push_back({id});
   }
-  ScheduleRun run;
-  run.schedule.microbatches = {microbatch};
-  run.quality = MeasureQuality(problem.samples, run.schedule, 64).value();
+  const ScheduleRun run =
+      MeasureRun(SchedulerKind::kPackingAware, problem,
+                 CompactFromRanks(Schedule{.microbatches = {microbatch}}));
 
   ReportOptions options;
   options.max_listed_groups = 16;
@@ -158,19 +156,20 @@ TEST(ReportTest, LongSchedulesAndLongIdListsAreCut) {
   problem.parameters.dp_size = 1;
   problem.parameters.cp_size = 1;
   problem.parameters.max_seq_len_per_rank = 100;
-  ScheduleRun run;
+  Schedule schedule;
   Microbatch crowded;
   crowded.rank_ids.resize(1);
   for (SampleId id = 0; id < 20; ++id) {
     problem.samples.push_back({id, 1});
     crowded.rank_ids[0].push_back(id);
   }
-  run.schedule.microbatches.push_back(crowded);
+  schedule.microbatches.push_back(crowded);
   for (SampleId id = 20; id < 25; ++id) {
     problem.samples.push_back({id, 1});
-    run.schedule.microbatches.push_back(Microbatch{.rank_ids = {{id}}});
+    schedule.microbatches.push_back(Microbatch{.rank_ids = {{id}}});
   }
-  run.quality = MeasureQuality(problem.samples, run.schedule, 100).value();
+  const ScheduleRun run = MeasureRun(SchedulerKind::kPackingAware, problem,
+                                     CompactFromRanks(schedule));
   ReportOptions options;
   options.max_microbatches = 2;
   options.max_listed_ids = 3;

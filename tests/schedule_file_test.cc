@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,7 +64,7 @@ TEST(ScheduleFileTest, ReadsEveryKeyOfTheScheduleForm) {
                                              .min_cp_size = 2,
                                              .vpp_group = 1}));
   EXPECT_EQ(file->samples, (std::vector<Sample>{{7, 8}, {8, 2}, {9, 2}}));
-  EXPECT_EQ(file->schedule.microbatches,
+  EXPECT_EQ(ExpandSchedule(file->schedule).value().microbatches,
             (std::vector<Microbatch>{{.rank_ids = {{7}, {7}, {8}, {9}}}}));
 }
 
@@ -119,6 +120,45 @@ TEST(ScheduleFileTest, ReadsTheJsonOfAScheduleRun) {
   EXPECT_EQ(file->schedule, run.schedule);
 }
 
+TEST(ScheduleFileTest, ReadsTheCompactJsonOfAScheduleRun) {
+  SchedulingProblem problem;
+  problem.workload_description = "real";
+  problem.samples = {{10, 300}, {11, 50}, {12, 120}, {13, 90}, {14, 700}};
+  problem.parameters.dp_size = 2;
+  problem.parameters.cp_size = 2;
+  problem.parameters.max_seq_len_per_rank = 256;
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  const absl::StatusOr<ScheduleFile> file = ParseScheduleFile(
+      FormatScheduleRunJson(problem, run, ScheduleForm::kCompact));
+
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->format, "dcpsched.schedule_run.v2");
+  EXPECT_EQ(file->samples, problem.samples);
+  EXPECT_EQ(file->options, ToDynamicCpOptions(problem.parameters));
+  EXPECT_EQ(file->schedule, run.schedule);
+}
+
+TEST(ScheduleFileTest, CompactGroupsThatDoNotTileAreAnError) {
+  const std::string head =
+      R"({"format": "dcpsched.schedule_run.v2", "samples": [[0, 1], [1, 1]],
+          "parameters": {"total_gpus": 2, "max_seq_len_per_rank": 4},
+          "microbatches": [{"cp_groups": [{"first_rank": 0, "size": 1, "ids": [0]}, )";
+  const absl::Status gap = ParseError(
+      head + R"({"first_rank": 2, "size": 1, "ids": [1]}]}]})");
+  const absl::Status empty = ParseError(
+      head + R"({"first_rank": 1, "size": 0, "ids": [1]}]}]})");
+  const absl::Status wide = ParseError(
+      head + R"({"first_rank": 1, "size": 65536, "ids": [1]}]}]})");
+
+  EXPECT_THAT(gap.message(),
+              HasSubstr("field \"microbatches[0].cp_groups\": microbatch 0 "
+                        "group 1 starts at rank 2"));
+  EXPECT_THAT(empty.message(), HasSubstr("has size 0"));
+  EXPECT_THAT(wide.message(), HasSubstr("the groups cover 65537 ranks"));
+}
+
 TEST(ScheduleFileTest, FailedRunHoldsNoSchedule) {
   SchedulingProblem problem;
   problem.samples = {{0, 5}};
@@ -140,8 +180,10 @@ TEST(ScheduleFileTest, ScheduleIsReadAsWrittenHoweverBroken) {
       GoodFileWith("groups", "[[[7], [7], [], [99, 99]], [[8]]]"));
 
   ASSERT_TRUE(file.ok()) << file.status();
-  EXPECT_EQ(file->schedule.microbatches.size(), 2u);
-  EXPECT_EQ(file->schedule.microbatches[0].rank_ids[3],
+  const Schedule schedule = ExpandSchedule(file->schedule).value();
+  EXPECT_EQ(schedule.microbatches.size(), 2u);
+  EXPECT_EQ(schedule.microbatches[0].rank_ids[2], (std::vector<SampleId>{}));
+  EXPECT_EQ(schedule.microbatches[0].rank_ids[3],
             (std::vector<SampleId>{99, 99}));
 }
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/quality.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "gtest/gtest.h"
 #include "io/schedule_run.h"
@@ -29,11 +29,10 @@ SchedulingProblem TinyProblem() {
 }
 
 ScheduleRun TinyRun(const SchedulingProblem& problem) {
-  ScheduleRun run;
-  run.scheduler = SchedulerKind::kLegacy;
-  run.schedule.microbatches = {Microbatch{.rank_ids = {{7}, {7}, {8}, {9}}}};
-  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
-  return run;
+  const Schedule schedule{
+      .microbatches = {Microbatch{.rank_ids = {{7}, {7}, {8}, {9}}}}};
+  return MeasureRun(SchedulerKind::kLegacy, problem,
+                    CompactFromRanks(schedule));
 }
 
 TEST(ScheduleJsonTest, DescribesParametersWorkloadAndSamples) {
@@ -120,16 +119,15 @@ TEST(ScheduleJsonTest, FormattedJsonIsOneStableLineThatReadsBack) {
 
 TEST(ScheduleJsonTest, MaxRankWorkIsTheBusiestRankOfAnyMicrobatch) {
   const SchedulingProblem problem = TinyProblem();
-  ScheduleRun run;
   // Microbatch 0: 7 on all four ranks (64/4 = 16 each); microbatch 1: 8
   // and 9 together on every rank (4/4 + 4/4 = 2 each).
-  run.schedule.microbatches = {
+  const Schedule schedule{.microbatches = {
       Microbatch{.rank_ids = {{7}, {7}, {7}, {7}}},
-      Microbatch{.rank_ids = {{8, 9}, {8, 9}, {8, 9}, {8, 9}}}};
-  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
+      Microbatch{.rank_ids = {{8, 9}, {8, 9}, {8, 9}, {8, 9}}}}};
+  const ScheduleRun run = MeasureRun(SchedulerKind::kLegacy, problem,
+                                     CompactFromRanks(schedule));
 
-  EXPECT_EQ(MaxRankWork(run.quality), 16.0);
-  EXPECT_EQ(MaxRankWork(ScheduleQuality{}), 0.0);
+  EXPECT_EQ(ScheduleRunToJson(problem, run)["quality"]["max_rank_work"], 16.0);
 }
 
 TEST(ScheduleJsonTest, ComparisonHasOneEntryPerRunWithTimeAndQuality) {
@@ -161,9 +159,10 @@ TEST(ScheduleJsonTest, DoublesReadBackBitForBit) {
   // Sample 0 (10 tokens) over 3 ranks: 10/3 tokens and 100/3 work each.
   SchedulingProblem problem = TinyProblem();
   problem.samples = {{0, 10}, {1, 1}};
-  ScheduleRun run;
-  run.schedule.microbatches = {Microbatch{.rank_ids = {{0}, {0}, {0}, {1}}}};
-  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
+  const Schedule schedule{
+      .microbatches = {Microbatch{.rank_ids = {{0}, {0}, {0}, {1}}}}};
+  const ScheduleRun run = MeasureRun(SchedulerKind::kPackingAware, problem,
+                                     CompactFromRanks(schedule));
 
   const json document = json::parse(FormatScheduleRunJson(problem, run));
 
@@ -173,6 +172,29 @@ TEST(ScheduleJsonTest, DoublesReadBackBitForBit) {
             100.0 / 3.0);
   EXPECT_EQ(document["quality"]["balance_efficiency"].get<double>(),
             (101.0 / 4.0) / (100.0 / 3.0));
+}
+
+TEST(ScheduleJsonTest, CompactFormHasTheGroupsAndNoPerRankLists) {
+  const SchedulingProblem problem = TinyProblem();
+  const ScheduleRun run = TinyRun(problem);
+
+  const json compact = ScheduleRunToJson(problem, run, ScheduleForm::kCompact);
+  const json per_rank = ScheduleRunToJson(problem, run);
+
+  EXPECT_EQ(compact["format"], "dcpsched.schedule_run.v2");
+  EXPECT_FALSE(compact.contains("groups"));
+  EXPECT_EQ(compact["microbatches"][0],
+            json::parse(R"({"cp_groups": [
+                {"first_rank": 0, "size": 2, "ids": [7],
+                 "tokens_per_rank": 4.0, "work_per_rank": 32.0},
+                {"first_rank": 2, "size": 1, "ids": [8],
+                 "tokens_per_rank": 2.0, "work_per_rank": 4.0},
+                {"first_rank": 3, "size": 1, "ids": [9],
+                 "tokens_per_rank": 2.0, "work_per_rank": 4.0}],
+              "max_work": 32.0, "min_work": 4.0})"));
+  EXPECT_EQ(compact["quality"], per_rank["quality"]);
+  EXPECT_EQ(compact["samples"], per_rank["samples"]);
+  EXPECT_EQ(compact["parameters"], per_rank["parameters"]);
 }
 
 TEST(ScheduleJsonTest, InvalidUtf8InDescriptionDoesNotThrow) {
@@ -196,10 +218,11 @@ TEST(ScheduleJsonTest, RealRunGroupsMatchItsSchedule) {
 
   const json document = ScheduleRunToJson(problem, run);
 
-  ASSERT_EQ(document["groups"].size(), run.schedule.microbatches.size());
-  for (std::size_t i = 0; i < run.schedule.microbatches.size(); ++i) {
+  const Schedule expanded = ExpandSchedule(run.schedule).value();
+  ASSERT_EQ(document["groups"].size(), expanded.microbatches.size());
+  for (std::size_t i = 0; i < expanded.microbatches.size(); ++i) {
     EXPECT_EQ(document["groups"][i].get<std::vector<std::vector<SampleId>>>(),
-              run.schedule.microbatches[i].rank_ids);
+              expanded.microbatches[i].rank_ids);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "gtest/gtest.h"
 
@@ -21,11 +22,11 @@ SchedulingProblem SmallProblem() {
   return problem;
 }
 
-std::set<SampleId> IdsIn(const Schedule& schedule) {
+std::set<SampleId> IdsIn(const CompactSchedule& schedule) {
   std::set<SampleId> ids;
-  for (const Microbatch& microbatch : schedule.microbatches) {
-    for (const std::vector<SampleId>& rank : microbatch.rank_ids) {
-      ids.insert(rank.begin(), rank.end());
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    for (const CpGroupIds& group : microbatch.groups) {
+      ids.insert(group.ids.begin(), group.ids.end());
     }
   }
   return ids;

@@ -26,7 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "core/quality.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -145,13 +145,11 @@ SchedulingProblem TinyProblem() {
 }
 
 ScheduleRun TinyRun(const SchedulingProblem& problem) {
-  ScheduleRun run;
-  run.scheduler = SchedulerKind::kLegacy;
-  run.schedule.microbatches = {
+  const Schedule schedule{.microbatches = {
       Microbatch{.rank_ids = {{7}, {7}, {8}, {9}}},
-      Microbatch{.rank_ids = {{10}, {10}, {11}, {11}}}};
-  run.quality = MeasureQuality(problem.samples, run.schedule, 4).value();
-  return run;
+      Microbatch{.rank_ids = {{10}, {10}, {11}, {11}}}}};
+  return MeasureRun(SchedulerKind::kLegacy, problem,
+                    CompactFromRanks(schedule));
 }
 
 SchedulingProblem BenchmarkProblem(std::int64_t dp, std::int64_t cp) {
