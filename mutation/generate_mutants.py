@@ -33,12 +33,14 @@ DCPSCHED_MUTANT, so one build holds them all. A point whose rewrite does not
 compile (with g++ and with clang++) is dropped, with the compiler's reason
 counted per file, so every mutant listed compiles.
 
-Precompiled header: the standard library and Abseil headers that core/
-includes are precompiled once per run by libclang itself (so always of its
-version), and every parse starts from them: the same AST as without, in a
-third of the time (a core file missing one of those includes would parse
-here all the same; the normal build notices it). If it cannot be built, a
-note goes to stderr and the parses go without it: the same results, slower.
+Precompiled headers: the standard library and Abseil headers that core/
+includes are precompiled once per run, for libclang by libclang itself (so
+always of its version) and for each compiler by that compiler, and every
+parse and compile check starts from them: the same AST and the same
+compiler reports as without, in a fraction of the time (a core file missing
+one of those includes would pass here all the same; the normal build
+notices it). One that cannot be built is noted on stderr and its parses or
+checks go without it: the same results, slower.
 
 Every mutant has a stable id: a hash of its file, enclosing function,
 operator, before and after texts and its ordinal among identical ones, so an
@@ -630,10 +632,12 @@ def render_all(files, out_dir):
 ERROR_LOCATION = re.compile(r"^(?:In file included from )?([^\s:]+):(\d+):(\d+):", re.M)
 
 
-def compile_errors(compiler, out_dir, relative):
-  """The (file, line, column) locations a compiler reports for one file."""
+def compile_errors(compiler, out_dir, relative, prefix):
+  """The (file, line, column) locations a compiler reports for one file,
+  compiled after `prefix` (the flags of compiler_pch)."""
   path = os.path.join(out_dir, relative)
-  command = [compiler, "-std=c++20", "-fsyntax-only", "-w", f"-I{out_dir}", f"-I{REPO}", path]
+  command = [compiler, "-std=c++20", "-fsyntax-only", "-w", f"-I{out_dir}", f"-I{REPO}",
+             *prefix, path]
   if relative.endswith(".h"):
     command[1:1] = ["-x", "c++"]
   if os.path.basename(compiler).startswith("g++"):
@@ -671,8 +675,9 @@ def offending_points(rendered, locations):
 
 def common_includes():
   """Every #include of core/ that names no core file (the standard library
-  and Abseil), one per line, in one order: the prefix precompiled for every
-  parse. Core headers stay out of it: each must be parsed for itself."""
+  and Abseil), one per line, in one order: the prefix that is precompiled for
+  every parse and compile check. Core headers stay out of it, since the
+  checks compile their rewritten copies."""
   includes = set()
   for relative in core_files():
     with open(os.path.join(REPO, relative)) as f:
@@ -712,6 +717,25 @@ def libclang_pch(index, directory, includes):
   return []
 
 
+def compiler_pch(compiler, directory, includes):
+  """Precompiles `includes` with `compiler` into DIR/common.h.gch, which g++
+  and clang++ both use for `-include DIR/common.h`; returns the compile
+  flags that use it, or [] if it fails."""
+  header = write_header(directory, includes)
+  command = [compiler, "-std=c++20", "-w", "-x", "c++-header", f"-I{REPO}", header,
+             "-o", header + ".gch"]
+  if "clang" in os.path.basename(compiler):  # else every check instantiates them anew
+    command.insert(1, "-fpch-instantiate-templates")
+  try:
+    result = subprocess.run(command, capture_output=True, text=True)
+  except OSError as e:
+    result = subprocess.CompletedProcess(command, 1, stderr=str(e))
+  if result.returncode != 0:
+    note_no_pch(compiler, result.stderr)
+    return []
+  return ["-include", header]
+
+
 def parse_all(work, includes):
   """Every core file's mutator and points, parsed on the precompiled prefix."""
   ci.Config.set_library_file(LIBCLANG)
@@ -725,7 +749,7 @@ def parse_all(work, includes):
   return files
 
 
-def drop_not_compiling(files, compilers, work):
+def drop_not_compiling(files, compilers, prefixes, work):
   """Renders the schemata into `work` and compile-checks them, dropping every
   point a compiler reports, until all compile; returns (files, dropped)."""
   dropped = {}
@@ -737,7 +761,7 @@ def drop_not_compiling(files, compilers, work):
     bad = set()
     for compiler in compilers:
       with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        check = lambda r: compile_errors(compiler, work, r)
+        check = lambda r: compile_errors(compiler, work, r, prefixes[compiler])
         for locations in pool.map(check, sorted(to_check)):
           bad |= offending_points(rendered, locations)
       if bad:
@@ -765,8 +789,13 @@ def generate(out_dir, compilers):
   """
   work = tempfile.mkdtemp(prefix="dcpsched-schemata-check-")
   try:
-    files = parse_all(work, common_includes())
-    files, dropped = drop_not_compiling(files, compilers, work)
+    includes = common_includes()
+    with concurrent.futures.ThreadPoolExecutor() as pool:  # the PCHs build while libclang parses
+      pchs = {c: pool.submit(compiler_pch, c, os.path.join(work, "pch", str(i)), includes)
+              for i, c in enumerate(compilers)}
+      files = parse_all(work, includes)
+      prefixes = {c: pch.result() for c, pch in pchs.items()}
+    files, dropped = drop_not_compiling(files, compilers, prefixes, work)
   finally:
     shutil.rmtree(work, ignore_errors=True)
   render_all([(m, points) for m, points in files if any(p.layers for p in points)], out_dir)
