@@ -180,6 +180,7 @@ class FileMutator:
     self.token_starts = [t[0] for t in self.tokens]
     self.points = {}  # (start, end) -> Point
     self.ordinals = {}
+    self.names = {}  # file name -> whether it is this file
 
   # --- helpers -----------------------------------------------------------------
   def text(self, start, end):
@@ -187,8 +188,13 @@ class FileMutator:
 
   def in_file(self, cursor):
     location = cursor.extent.start
-    return location.file is not None and os.path.samefile(location.file.name, self.path) \
+    return location.file is not None and self.is_this_file(location.file.name) \
         and cursor.extent.end.offset > cursor.extent.start.offset
+
+  def is_this_file(self, name):
+    if name not in self.names:
+      self.names[name] = os.path.samefile(name, self.path)
+    return self.names[name]
 
   def token_after(self, offset):
     i = bisect.bisect_left(self.token_starts, offset)
@@ -209,16 +215,17 @@ class FileMutator:
   # --- context -------------------------------------------------------------
   def has_constexpr(self, cursor):
     start, end = self.span(cursor)
-    for t_start, _, spelling in self.tokens:
+    function = cursor.spelling if cursor.kind in FUNCTIONS else None
+    for i in range(bisect.bisect_left(self.token_starts, start), len(self.tokens)):
+      t_start, _, spelling = self.tokens[i]
       if t_start >= end:
         break
-      if t_start >= start:
-        if spelling in ("=", "{", "(") and cursor.kind not in FUNCTIONS:
-          break
-        if spelling == "constexpr":
-          return True
-        if cursor.kind in FUNCTIONS and spelling == cursor.spelling:
-          break
+      if spelling in ("=", "{", "(") and function is None:
+        break
+      if spelling == "constexpr":
+        return True
+      if spelling == function:
+        break
     return False
 
   def is_arid(self, ancestors):
