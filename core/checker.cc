@@ -48,11 +48,9 @@ struct Placement {
 // "microbatch m ranks a-b: each" for a group of several ranks (every rank of
 // a group holds the same ids, so a finding about one is about each).
 std::string Where(std::int64_t microbatch, const CpGroupIds& group) {
-  if (group.size == 1) {
-    return absl::StrCat("microbatch ", microbatch, " rank ", group.first_rank);
-  }
-  return absl::StrCat("microbatch ", microbatch, " ranks ", group.first_rank,
-                      "-", group.first_rank + group.size - 1, ": each");
+  return absl::StrCat("microbatch ", microbatch, " ",
+                      RankRange(group.first_rank, group.size),
+                      group.size == 1 ? "" : ": each");
 }
 
 // Works on the compact form: every finding about a group's ids holds for each

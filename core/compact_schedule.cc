@@ -1,5 +1,6 @@
 #include "core/compact_schedule.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -33,7 +34,12 @@ absl::Status CheckGroup(const CpGroupIds& group, std::int64_t expected_start,
         name, " (first rank ", group.first_rank, ") has size ", group.size,
         "; every CP group needs at least one rank"));
   }
-  if (group_index == 0 && group.first_rank != 0) {
+  if (group.first_rank == expected_start) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " (first rank ", group.first_rank, ", size ", group.size,
+        ") ends past the largest rank number"));
+  }
+  if (group_index == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, " starts at rank ", group.first_rank,
                      "; the first CP group must start at rank 0"));
@@ -46,20 +52,27 @@ absl::Status CheckGroup(const CpGroupIds& group, std::int64_t expected_start,
         " are in no group (a gap); each group must start where the one "
         "before it ends"));
   }
-  if (group.first_rank < expected_start) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " starts at rank ", group.first_rank, " but group ",
-        group_index - 1, " ends at rank ", expected_start - 1, ": ranks ",
-        group.first_rank, "-", expected_start - 1,
-        " are in two groups (an overlap); each group must start where the "
-        "one before it ends"));
-  }
-  if (group.size > std::numeric_limits<std::int64_t>::max() - group.first_rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " (first rank ", group.first_rank, ", size ", group.size,
-        ") ends past the largest rank number"));
-  }
-  return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, " starts at rank ", group.first_rank, " but group ",
+      group_index - 1, " ends at rank ", expected_start - 1, ": ranks ",
+      group.first_rank, "-", expected_start - 1,
+      " are in two groups (an overlap); each group must start where the "
+      "one before it ends"));
+}
+
+// OK unless `group` (number `group_index`) holds the same list as `previous`,
+// the group before it: their ranks are then one CP group.
+absl::Status CheckDistinctFromPrevious(const CpGroupIds& group,
+                                       const CpGroupIds& previous,
+                                       std::size_t microbatch_index,
+                                       std::size_t group_index) {
+  if (group.ids != previous.ids) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      GroupName(microbatch_index, group_index), " (",
+      RankRange(group.first_rank, group.size), ") holds the same ids as group ",
+      group_index - 1, " (", RankRange(previous.first_rank, previous.size),
+      "); neighbouring ranks with equal lists are one CP group: merge them "
+      "into one group of ", previous.size + group.size, " ranks"));
 }
 
 absl::Status RankOutOfRange(std::int64_t rank, std::int64_t width,
@@ -80,6 +93,13 @@ absl::StatusOr<std::int64_t> MicrobatchWidth(const CompactMicrobatch& microbatch
     if (absl::Status status = CheckGroup(group, end, microbatch_index, g);
         !status.ok()) {
       return status;
+    }
+    if (g > 0) {
+      if (absl::Status status = CheckDistinctFromPrevious(
+              group, microbatch.groups[g - 1], microbatch_index, g);
+          !status.ok()) {
+        return status;
+      }
     }
     end = group.first_rank + group.size;
   }
@@ -113,12 +133,14 @@ absl::StatusOr<std::vector<std::vector<SampleId>>> RankIds(
     absl::StatusOr<std::int64_t> width = MicrobatchWidth(compact, m);
     if (!width.ok()) return width.status();
     if (rank < 0 || rank >= *width) return RankOutOfRange(rank, *width, m);
-    for (const CpGroupIds& group : compact.groups) {
-      if (rank < group.first_rank + group.size) {
-        ids.push_back(group.ids);
-        break;
-      }
-    }
+    // The groups tile [0, width) and rank is in it: the first group that
+    // ends past `rank` covers it.
+    const auto covering = std::partition_point(
+        compact.groups.begin(), compact.groups.end(),
+        [rank](const CpGroupIds& group) {
+          return group.first_rank + group.size <= rank;
+        });
+    ids.push_back(covering->ids);
   }
   return ids;
 }
@@ -140,6 +162,11 @@ CompactSchedule CompactFromRanks(const Schedule& schedule) {
     compact.microbatches.push_back(std::move(groups));
   }
   return compact;
+}
+
+std::string RankRange(std::int64_t first_rank, std::int64_t size) {
+  if (size == 1) return absl::StrCat("rank ", first_rank);
+  return absl::StrCat("ranks ", first_rank, "-", first_rank + size - 1);
 }
 
 }  // namespace dcpsched

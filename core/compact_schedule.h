@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,7 +37,10 @@ struct CpGroupIds {
 // One microbatch as its CP groups in rank order. Its groups tile its ranks:
 // the first starts at rank 0, each starts where the one before ends, and
 // every size is >= 1; the microbatch's width (G in a schedule of G ranks) is
-// where the last one ends.
+// where the last one ends. A group is a maximal run of ranks holding equal
+// lists, so no two neighbouring groups hold the same ids: each per-rank
+// schedule has exactly one compact form, and each compact form means one
+// per-rank schedule.
 struct CompactMicrobatch {
   std::vector<CpGroupIds> groups;
 
@@ -54,34 +58,40 @@ struct CompactSchedule {
 
 // The width of microbatch `microbatch_index` (`microbatch`): where its last
 // group ends, 0 for no groups. InvalidArgument, naming the microbatch and
-// group, when its groups do not tile [0, width): the first does not start at
-// rank 0, a group has size < 1, or a group does not start where the one
-// before it ends (a gap or an overlap). O(groups), no allocation.
+// group, when its groups are not a compact form: the first does not start at
+// rank 0, a group has size < 1, a group does not start where the one before
+// it ends (a gap or an overlap), or two neighbouring groups hold the same ids
+// (they are one group). No allocation; O(groups) comparisons of neighbouring
+// id lists, each of which stops at the first difference.
 absl::StatusOr<std::int64_t> MicrobatchWidth(const CompactMicrobatch& microbatch,
                                              std::size_t microbatch_index);
 
 // The per-rank form: rank r of microbatch m holds the ids of the group of m
 // that covers r. InvalidArgument, naming the microbatch and group, when the
-// groups of a microbatch do not tile its ranks. It builds width lists per
+// groups of a microbatch are not a compact form (MicrobatchWidth). It builds width lists per
 // microbatch, so a caller reading a schedule from outside bounds the width
 // first (MicrobatchWidth).
 absl::StatusOr<Schedule> ExpandSchedule(const CompactSchedule& schedule);
 
 // Rank `rank`'s ids in every microbatch: element m equals
 // ExpandSchedule(schedule)->microbatches[m].rank_ids[rank]. Costs
-// O(groups + the ids returned): each microbatch's groups are checked to tile
-// (integer comparisons, no allocation), and no other rank's list is built.
-// InvalidArgument when the groups of a microbatch do not tile its ranks, or
+// O(groups + the ids returned): each microbatch's groups are checked
+// (MicrobatchWidth, no allocation), and no other rank's list is built.
+// InvalidArgument when the groups of a microbatch are not a compact form, or
 // when `rank` is negative or not below a microbatch's width.
 absl::StatusOr<std::vector<std::vector<SampleId>>> RankIds(
     const CompactSchedule& schedule, std::int64_t rank);
 
 // The compact form of a per-rank schedule (one read from a file, or
 // upstream's): each maximal run of consecutive ranks holding equal lists
-// becomes one group. ExpandSchedule(CompactFromRanks(s)) == s for every s.
-// In a schedule that keeps SPEC's invariants no two neighbouring groups hold
-// equal lists, so this is the form the schedulers build.
+// becomes one group. ExpandSchedule(CompactFromRanks(s)) == s for every s,
+// and CompactFromRanks(ExpandSchedule(c)) == c for every c it accepts. The
+// schedulers build this form natively.
 CompactSchedule CompactFromRanks(const Schedule& schedule);
+
+// The ranks [first_rank, first_rank + size) as messages and reports name
+// them: "rank 6" for one rank, "ranks 0-3" for several.
+std::string RankRange(std::int64_t first_rank, std::int64_t size);
 
 }  // namespace dcpsched
 

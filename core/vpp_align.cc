@@ -32,22 +32,20 @@ absl::Status ValidateAlignInput(const CompactSchedule& schedule,
     return absl::InvalidArgumentError(
         absl::StrCat("vpp_group is ", vpp_group, "; it must be at least 1"));
   }
-  if (schedule.microbatches.empty()) return absl::OkStatus();
-  absl::StatusOr<std::int64_t> width =
-      MicrobatchWidth(schedule.microbatches.front(), 0);
-  if (!width.ok()) return width.status();
-  if (*width == 0) {
-    return absl::InvalidArgumentError(
-        "microbatch 0 has no ranks; every microbatch needs at least one");
-  }
+  std::int64_t width = 0;
   for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
     const CompactMicrobatch& microbatch = schedule.microbatches[m];
     absl::StatusOr<std::int64_t> ranks = MicrobatchWidth(microbatch, m);
     if (!ranks.ok()) return ranks.status();
-    if (*ranks != *width) {
+    if (m == 0) width = *ranks;
+    if (width == 0) {
+      return absl::InvalidArgumentError(
+          "microbatch 0 has no ranks; every microbatch needs at least one");
+    }
+    if (*ranks != width) {
       return absl::InvalidArgumentError(absl::StrCat(
           "microbatch ", m, " has ", *ranks, " ranks but microbatch 0 has ",
-          *width, "; every microbatch must have the same number of ranks"));
+          width, "; every microbatch must have the same number of ranks"));
     }
     for (const CpGroupIds& group : microbatch.groups) {
       if (group.ids.empty()) {
@@ -66,7 +64,8 @@ std::size_t Size(const CpGroupIds& group) {
 
 // Appends `size` ranks holding `ids` after the last group of `groups`: they
 // join that group when it holds the same ids, so neighbouring groups never
-// hold equal lists (the form CompactFromRanks gives).
+// hold equal lists (the form CompactFromRanks gives). Widening repeats a run
+// of groups, and a run's last group can hold its first's list.
 void AppendRanks(Groups& groups, std::vector<SampleId> ids, std::int64_t size) {
   if (!groups.empty() && groups.back().ids == ids) {
     groups.back().size += size;

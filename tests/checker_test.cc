@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/compact_schedule.h"
 #include "core/cost_model.h"
 #include "core/packing_aware.h"
 #include "gmock/gmock.h"
@@ -171,6 +172,25 @@ TEST(CheckScheduleTest, ReportsACpSizeBelowTheMinimum) {
   EXPECT_EQ(min_cp[0].invariant, Invariant::kMinimumCp);
   EXPECT_EQ(min_cp[1].invariant, Invariant::kMinimumCp);
   EXPECT_THAT(min_cp[1].ids, ElementsAre(2));
+}
+
+// A compact schedule whose groups are not a compact form is reported once for
+// that microbatch, which is not read further; the others still are.
+TEST(CheckScheduleTest, ReportsACompactMicrobatchThatIsNotACompactForm) {
+  const std::vector<Sample> samples = {{1, 10}, {2, 10}};
+  const CompactSchedule schedule{.microbatches = {
+      CompactMicrobatch{.groups = {{.first_rank = 0, .size = 1, .ids = {1}},
+                                   {.first_rank = 2, .size = 1, .ids = {1}}}},
+      CompactMicrobatch{.groups = {{.first_rank = 0, .size = 1, .ids = {1}},
+                                   {.first_rank = 1, .size = 1, .ids = {2}}}}}};
+
+  // Sample 1 is not counted twice: microbatch 0's groups are not read.
+  const std::vector<Violation> violations = FindViolations(samples, schedule, Options(2, 100));
+
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].invariant, Invariant::kNoEmptyRank);
+  EXPECT_EQ(violations[0].microbatch, 0);
+  EXPECT_THAT(violations[0].message, HasSubstr("microbatch 0 group 1 starts at rank 2"));
 }
 
 TEST(CheckScheduleTest, ReportsACountThatIsNotAVppMultiple) {

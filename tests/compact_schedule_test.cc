@@ -114,6 +114,34 @@ TEST(CompactScheduleTest, GroupEndingPastTheLargestRankIsAnError) {
   EXPECT_THAT(status.message(), HasSubstr("ends past the largest rank number"));
 }
 
+// Neighbouring ranks with equal lists are one group: two groups holding the
+// same list side by side are not a compact form (they would expand to the
+// same ranks as one group, and CompactFromRanks would give that one).
+TEST(CompactScheduleTest, EqualNeighbouringGroupsAreAnError) {
+  const absl::Status status =
+      ExpandSchedule(OneMicrobatch({{0, 1, {1}}, {1, 2, {1}}})).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("microbatch 0 group 1 (ranks 1-2) holds the same ids as "
+                        "group 0 (rank 0); neighbouring ranks with equal lists "
+                        "are one CP group: merge them into one group of 3 ranks"));
+  // Equal lists that are not neighbours are two groups.
+  EXPECT_TRUE(ExpandSchedule(OneMicrobatch({{0, 1, {1}}, {1, 1, {2}}, {2, 1, {1}}})).ok());
+}
+
+TEST(CompactScheduleTest, EachMemberOfAGroupTakesPartInEquality) {
+  const CpGroupIds group{.first_rank = 2, .size = 4, .ids = {7, 8}};
+  EXPECT_EQ(group, (CpGroupIds{2, 4, {7, 8}}));
+  EXPECT_NE(group, (CpGroupIds{3, 4, {7, 8}}));
+  EXPECT_NE(group, (CpGroupIds{2, 5, {7, 8}}));
+  EXPECT_NE(group, (CpGroupIds{2, 4, {7}}));
+}
+
+TEST(CompactScheduleTest, RankRangeNamesOneRankOrSeveral) {
+  EXPECT_EQ(RankRange(6, 1), "rank 6");
+  EXPECT_EQ(RankRange(0, 4), "ranks 0-3");
+}
+
 TEST(CompactScheduleTest, MicrobatchWidthIsWhereTheLastGroupEnds) {
   EXPECT_EQ(MicrobatchWidth(CompactMicrobatch{}, 0).value(), 0);
   EXPECT_EQ(MicrobatchWidth(CompactMicrobatch{{{0, 2, {1}}, {2, 4, {2}}}}, 0)

@@ -349,6 +349,9 @@ TEST(VppAlignTest, RunsSpanningGroupsOfDifferentListsMatchTheOracle) {
       Sched({Mb({{1}, {1, 2}, {1, 2}, {2}, {5}, {6}})}),
       Sched({Mb({{1, 9}, {1}, {1, 9}, {1}, {4}, {4}, {5}, {6}})}),
       Sched({Mb({{7}, {7}, {8}, {9}}), Mb({{1}, {2, 1}, {2}, {3}})}),
+      // A run whose last group holds its first's list: repeating it puts
+      // two equal lists side by side, which become one group.
+      Sched({Mb({{5}, {5, 6}, {5}, {7}, {7}, {7}})}),
   };
   for (const Schedule& schedule : schedules) {
     for (const std::int64_t vpp_group : {2, 3, 4}) {
@@ -368,6 +371,28 @@ TEST(VppAlignTest, RunsSpanningGroupsOfDifferentListsMatchTheOracle) {
       EXPECT_EQ(*compact, CompactFromRanks(*reference));
     }
   }
+}
+
+// The compact input must be a compact form: groups that tile the ranks, with
+// no two neighbours holding the same list, in every microbatch.
+TEST(VppAlignTest, CompactInputThatIsNotACompactFormIsInvalidArgument) {
+  const CompactMicrobatch tiled{.groups = {{.first_rank = 0, .size = 2, .ids = {1}}}};
+  const CompactMicrobatch gap{.groups = {{.first_rank = 0, .size = 1, .ids = {2}},
+                                         {.first_rank = 2, .size = 1, .ids = {3}}}};
+  const CompactMicrobatch split{.groups = {{.first_rank = 0, .size = 1, .ids = {4}},
+                                           {.first_rank = 1, .size = 1, .ids = {4}}}};
+  for (const CompactSchedule& schedule :
+       {CompactSchedule{{gap, tiled}}, CompactSchedule{{tiled, gap}},
+        CompactSchedule{{tiled, split}}}) {
+    const absl::StatusOr<CompactSchedule> aligned = AlignToVppGroup(schedule, 3);
+    EXPECT_EQ(aligned.status().code(), absl::StatusCode::kInvalidArgument)
+        << aligned.status();
+  }
+  EXPECT_NE(AlignToVppGroup(CompactSchedule{{tiled, split}}, 3)
+                .status()
+                .message()
+                .find("microbatch 1 group 1 (rank 1) holds the same ids as group 0"),
+            std::string::npos);
 }
 
 }  // namespace
