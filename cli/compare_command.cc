@@ -60,7 +60,7 @@ std::string FormatCompareTable(absl::Span<const ScheduleRun> runs,
       absl::StrAppend(&text, "error: ", run.status.message(), "\n");
       continue;
     }
-    const GroupedQuality& quality = run.quality;
+    const ScheduleQuality& quality = run.quality;
     absl::StrAppendFormat(
         &text, "%10.4f  %12d  %11d  %13s  %18s", quality.balance_efficiency,
         quality.microbatch_count, quality.microbatch_lower_bound,

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/cost_model.h"
 #include "core/types.h"
 #include "core/validate.h"
@@ -43,16 +44,17 @@ class SampleIndex {
   std::size_t size() const { return by_id_.size(); }
   std::int64_t len(std::size_t position) const { return by_id_[position].len; }
 
-  // Position of `id` in the index; InvalidArgument naming the microbatch
-  // and rank that hold it when it is unknown.
+  // Position of `id`; InvalidArgument naming the microbatch and the ranks
+  // of the group that hold it when it is unknown.
   absl::StatusOr<std::size_t> Find(SampleId id, std::size_t microbatch,
-                                   std::size_t rank) const {
+                                   const CpGroupIds& group) const {
     const auto it = std::lower_bound(
         by_id_.begin(), by_id_.end(), id,
         [](const Sample& sample, SampleId key) { return sample.id < key; });
     if (it == by_id_.end() || it->id != id) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "microbatch ", microbatch, " rank ", rank, " holds sample id ", id,
+          "microbatch ", microbatch, " ", RankRange(group.first_rank, group.size),
+          group.size == 1 ? " holds" : " hold", " sample id ", id,
           ", which is not among the ", by_id_.size(),
           " samples; measure a schedule against the samples it was made from"));
     }
@@ -65,100 +67,65 @@ class SampleIndex {
   std::vector<Sample> by_id_;
 };
 
-// A microbatch with every id replaced by its position in the SampleIndex.
-using IndexedMicrobatch = std::vector<std::vector<std::size_t>>;
-
-absl::StatusOr<IndexedMicrobatch> IndexMicrobatch(const Microbatch& microbatch,
-                                                  std::size_t microbatch_number,
-                                                  const SampleIndex& index) {
-  IndexedMicrobatch indexed(microbatch.rank_ids.size());
-  for (std::size_t rank = 0; rank < microbatch.rank_ids.size(); ++rank) {
-    for (const SampleId id : microbatch.rank_ids[rank]) {
-      absl::StatusOr<std::size_t> position =
-          index.Find(id, microbatch_number, rank);
-      if (!position.ok()) return position.status();
-      indexed[rank].push_back(*position);
-    }
+// The width of microbatch `index`: InvalidArgument when its groups do not
+// tile its ranks (MicrobatchWidth) or it has none.
+absl::StatusOr<std::int64_t> CheckedWidth(const CompactMicrobatch& microbatch,
+                                          std::size_t index) {
+  absl::StatusOr<std::int64_t> width = MicrobatchWidth(microbatch, index);
+  if (width.ok() && *width == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "microbatch ", index, " has no ranks; every microbatch needs G >= 1 "
+        "ranks"));
   }
-  return indexed;
+  return width;
 }
 
-// Splits the ranks into maximal runs of equal id lists.
-std::vector<CpGroupLoad> FindGroups(const Microbatch& microbatch,
-                                    const MicrobatchLoad& load) {
-  std::vector<CpGroupLoad> groups;
-  const std::vector<std::vector<SampleId>>& ranks = microbatch.rank_ids;
-  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
-    if (rank > 0 && ranks[rank] == ranks[rank - 1]) {
-      ++groups.back().size;
-      continue;
+// Measures microbatch `index`. `cp_size` has one zero per sample on entry
+// and on exit; in between it counts the ranks that hold each sample.
+absl::StatusOr<MicrobatchLoad> MeasureMicrobatch(
+    const CompactMicrobatch& microbatch, std::size_t index,
+    const SampleIndex& samples, std::vector<std::int64_t>& cp_size) {
+  std::vector<std::vector<std::size_t>> positions(microbatch.groups.size());
+  for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
+    for (const SampleId id : microbatch.groups[g].ids) {
+      absl::StatusOr<std::size_t> position = samples.Find(id, index, microbatch.groups[g]);
+      if (!position.ok()) {
+        for (const std::vector<std::size_t>& seen : positions) {
+          for (const std::size_t p : seen) cp_size[p] = 0;
+        }
+        return position.status();
+      }
+      positions[g].push_back(*position);
+      cp_size[*position] += microbatch.groups[g].size;
     }
-    groups.push_back(CpGroupLoad{
-        .first_rank = static_cast<std::int64_t>(rank),
-        .size = 1,
-        .ids = ranks[rank],
-        .tokens_per_rank = load.rank_tokens[rank],
-        .work_per_rank = load.rank_work[rank],
-    });
-  }
-  return groups;
-}
-
-// Measures one microbatch. `cp_size` has one zero per sample on entry and on
-// exit; in between it counts the ranks that hold each sample (its CP size).
-// Reusing it keeps the cost proportional to the microbatch, not to the batch.
-MicrobatchLoad MeasureMicrobatch(const Microbatch& microbatch,
-                                 const IndexedMicrobatch& indexed,
-                                 const SampleIndex& index,
-                                 std::vector<std::int64_t>& cp_size) {
-  for (const std::vector<std::size_t>& rank : indexed) {
-    for (const std::size_t position : rank) ++cp_size[position];
   }
   MicrobatchLoad load;
-  for (const std::vector<std::size_t>& rank : indexed) {
+  load.groups.reserve(microbatch.groups.size());
+  for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
+    const CpGroupIds& group = microbatch.groups[g];
     double tokens = 0.0;
     double work = 0.0;
-    for (const std::size_t position : rank) {
-      tokens += TokensPerRank(index.len(position), cp_size[position]);
-      work += Work(index.len(position), cp_size[position]);
+    for (const std::size_t position : positions[g]) {
+      tokens += TokensPerRank(samples.len(position), cp_size[position]);
+      work += Work(samples.len(position), cp_size[position]);
     }
-    load.rank_tokens.push_back(tokens);
-    load.rank_work.push_back(work);
+    load.groups.push_back(CpGroupLoad{.first_rank = group.first_rank,
+                                      .size = group.size,
+                                      .ids = group.ids,
+                                      .tokens_per_rank = tokens,
+                                      .work_per_rank = work});
   }
-  load.max_work =
-      *std::max_element(load.rank_work.begin(), load.rank_work.end());
-  load.min_work =
-      *std::min_element(load.rank_work.begin(), load.rank_work.end());
-  load.groups = FindGroups(microbatch, load);
-  for (const std::vector<std::size_t>& rank : indexed) {
-    for (const std::size_t position : rank) cp_size[position] = 0;
+  const auto [idlest, busiest] = std::minmax_element(
+      load.groups.begin(), load.groups.end(),
+      [](const CpGroupLoad& a, const CpGroupLoad& b) {
+        return a.work_per_rank < b.work_per_rank;
+      });
+  load.min_work = idlest->work_per_rank;
+  load.max_work = busiest->work_per_rank;
+  for (const std::vector<std::size_t>& group : positions) {
+    for (const std::size_t position : group) cp_size[position] = 0;
   }
   return load;
-}
-
-// The width G shared by every microbatch, or InvalidArgument.
-absl::StatusOr<std::int64_t> CommonWidth(const Schedule& schedule,
-                                         std::size_t sample_count) {
-  if (schedule.microbatches.empty()) {
-    if (sample_count == 0) return 0;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the schedule has no microbatches but there are ", sample_count,
-        " samples; measure a schedule that places them"));
-  }
-  const std::size_t width = schedule.microbatches.front().rank_ids.size();
-  if (width == 0) {
-    return absl::InvalidArgumentError(
-        "microbatch 0 has no ranks; every microbatch needs G >= 1 ranks");
-  }
-  for (std::size_t i = 0; i < schedule.microbatches.size(); ++i) {
-    const std::size_t this_width = schedule.microbatches[i].rank_ids.size();
-    if (this_width != width) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "microbatch ", i, " has ", this_width, " ranks but microbatch 0 has ",
-          width, "; every microbatch must have the same G ranks"));
-    }
-  }
-  return static_cast<std::int64_t>(width);
 }
 
 // ceil(total_tokens / (total_gpus * max_seq_len_per_rank)), exactly. Both
@@ -169,14 +136,43 @@ std::int64_t MicrobatchLowerBound(std::int64_t total_tokens,
   if (total_gpus == 0) return 0;
   const __int128 divisor =
       static_cast<__int128>(total_gpus) * max_seq_len_per_rank;
-  const __int128 bound = (total_tokens + divisor - 1) / divisor;
-  return static_cast<std::int64_t>(bound);
+  return static_cast<std::int64_t>((total_tokens + divisor - 1) / divisor);
+}
+
+// The per-sample figures: total tokens, length range and the efficiency's
+// numerator (sum of len^2). Lengths are at most 2^26, so len^2 < 2^53 and
+// the sums stay exact in 128 bits for any sample count a machine can hold.
+void MeasureSamples(absl::Span<const Sample> samples, ScheduleQuality& quality,
+                    __int128& total_squares) {
+  __int128 total_tokens = 0;
+  for (const Sample& sample : samples) {
+    total_tokens += sample.len;
+    total_squares += static_cast<__int128>(sample.len) * sample.len;
+  }
+  quality.total_tokens = static_cast<std::int64_t>(total_tokens);
+  if (samples.empty()) return;
+  const auto [shortest, longest] = std::minmax_element(
+      samples.begin(), samples.end(),
+      [](const Sample& a, const Sample& b) { return a.len < b.len; });
+  quality.min_len = shortest->len;
+  quality.max_len = longest->len;
+}
+
+std::vector<double> PerRank(const MicrobatchLoad& load,
+                            double CpGroupLoad::*value) {
+  std::vector<double> ranks;
+  ranks.reserve(static_cast<std::size_t>(load.width()));
+  for (const CpGroupLoad& group : load.groups) {
+    ranks.insert(ranks.end(), static_cast<std::size_t>(group.size),
+                 group.*value);
+  }
+  return ranks;
 }
 
 }  // namespace
 
 absl::StatusOr<ScheduleQuality> MeasureQuality(
-    absl::Span<const Sample> samples, const Schedule& schedule,
+    absl::Span<const Sample> samples, const CompactSchedule& schedule,
     std::int64_t max_seq_len_per_rank) {
   if (max_seq_len_per_rank < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -184,40 +180,36 @@ absl::StatusOr<ScheduleQuality> MeasureQuality(
   }
   absl::StatusOr<SampleIndex> index = SampleIndex::Build(samples);
   if (!index.ok()) return index.status();
-  absl::StatusOr<std::int64_t> total_gpus =
-      CommonWidth(schedule, samples.size());
-  if (!total_gpus.ok()) return total_gpus.status();
-
+  if (schedule.microbatches.empty() && !samples.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the schedule has no microbatches but there are ", samples.size(),
+        " samples; measure a schedule that places them"));
+  }
   ScheduleQuality quality;
-  quality.total_gpus = *total_gpus;
   quality.microbatch_count =
       static_cast<std::int64_t>(schedule.microbatches.size());
+  quality.microbatches.reserve(schedule.microbatches.size());
   std::vector<std::int64_t> cp_size(index->size(), 0);
-  for (std::size_t i = 0; i < schedule.microbatches.size(); ++i) {
-    absl::StatusOr<IndexedMicrobatch> indexed =
-        IndexMicrobatch(schedule.microbatches[i], i, *index);
-    if (!indexed.ok()) return indexed.status();
-    quality.microbatches.push_back(
-        MeasureMicrobatch(schedule.microbatches[i], *indexed, *index, cp_size));
-    quality.critical_path_work += quality.microbatches.back().max_work;
+  for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
+    const CompactMicrobatch& microbatch = schedule.microbatches[m];
+    absl::StatusOr<std::int64_t> width = CheckedWidth(microbatch, m);
+    if (!width.ok()) return width.status();
+    if (m == 0) quality.total_gpus = *width;
+    if (*width != quality.total_gpus) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "microbatch ", m, " has ", *width,
+          " ranks but microbatch 0 has ", quality.total_gpus,
+          "; every microbatch must have the same G ranks"));
+    }
+    absl::StatusOr<MicrobatchLoad> load =
+        MeasureMicrobatch(microbatch, m, *index, cp_size);
+    if (!load.ok()) return load.status();
+    quality.critical_path_work += load->max_work;
+    quality.max_rank_work = std::max(quality.max_rank_work, load->max_work);
+    quality.microbatches.push_back(*std::move(load));
   }
-
-  // Lengths are at most 2^26, so len^2 < 2^53 and the sums stay exact in
-  // 128 bits for any sample count a machine can hold.
-  __int128 total_tokens = 0;
   __int128 total_squares = 0;
-  for (const Sample& sample : samples) {
-    total_tokens += sample.len;
-    total_squares += static_cast<__int128>(sample.len) * sample.len;
-  }
-  quality.total_tokens = static_cast<std::int64_t>(total_tokens);
-  if (!samples.empty()) {
-    const auto [shortest, longest] = std::minmax_element(
-        samples.begin(), samples.end(),
-        [](const Sample& a, const Sample& b) { return a.len < b.len; });
-    quality.min_len = shortest->len;
-    quality.max_len = longest->len;
-  }
+  MeasureSamples(samples, quality, total_squares);
   if (quality.critical_path_work > 0.0) {
     const double ideal_work = static_cast<double>(total_squares) /
                               static_cast<double>(quality.total_gpus);
@@ -226,6 +218,29 @@ absl::StatusOr<ScheduleQuality> MeasureQuality(
   quality.microbatch_lower_bound = MicrobatchLowerBound(
       quality.total_tokens, quality.total_gpus, max_seq_len_per_rank);
   return quality;
+}
+
+absl::StatusOr<ScheduleQuality> MeasureQuality(
+    absl::Span<const Sample> samples, const Schedule& schedule,
+    std::int64_t max_seq_len_per_rank) {
+  return MeasureQuality(samples, CompactFromRanks(schedule),
+                        max_seq_len_per_rank);
+}
+
+std::vector<double> RankTokens(const MicrobatchLoad& load) {
+  return PerRank(load, &CpGroupLoad::tokens_per_rank);
+}
+
+std::vector<double> RankWork(const MicrobatchLoad& load) {
+  return PerRank(load, &CpGroupLoad::work_per_rank);
+}
+
+double SumOverRanks(const MicrobatchLoad& load, double CpGroupLoad::*value) {
+  double sum = 0.0;
+  for (const CpGroupLoad& group : load.groups) {
+    for (std::int64_t r = 0; r < group.size; ++r) sum += group.*value;
+  }
+  return sum;
 }
 
 }  // namespace dcpsched

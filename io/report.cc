@@ -10,9 +10,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/quality.h"
 #include "core/types.h"
-#include "io/group_quality.h"
 #include "io/schedule_run.h"
 
 namespace dcpsched {
@@ -35,12 +35,6 @@ std::size_t ShownCount(std::size_t count, std::int64_t limit) {
 std::string Counted(std::size_t count, absl::string_view singular,
                     absl::string_view plural) {
   return absl::StrCat(count, " ", count == 1 ? singular : plural);
-}
-
-// "ranks 0-3" for a group of several ranks, "rank 6" for one.
-std::string RankRange(std::int64_t first_rank, std::int64_t size) {
-  if (size == 1) return absl::StrCat("rank ", first_rank);
-  return absl::StrCat("ranks ", first_rank, "-", first_rank + size - 1);
 }
 
 // Width of the longest RankRange in a microbatch of `total_gpus` ranks.
@@ -68,7 +62,7 @@ std::string OptionalValue(const std::optional<std::int64_t>& value) {
 // Per-rank figures of one microbatch (`value` of the group covering each
 // rank): every value for small G, min / mean / max for large G, read from
 // the groups without listing the ranks.
-std::string RankFigures(const GroupedLoad& load, double CpGroupLoad::*value,
+std::string RankFigures(const MicrobatchLoad& load, double CpGroupLoad::*value,
                         std::string (*format)(double),
                         const ReportOptions& options) {
   if (load.groups.empty()) return "none";
@@ -92,7 +86,7 @@ std::string RankFigures(const GroupedLoad& load, double CpGroupLoad::*value,
       "  max ", format((*high).*value));
 }
 
-void AppendMicrobatch(std::size_t index, const GroupedLoad& load,
+void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
                       std::int64_t total_gpus, const ReportOptions& options,
                       std::string& text) {
   absl::StrAppendFormat(&text,
@@ -127,7 +121,7 @@ void AppendMicrobatch(std::size_t index, const GroupedLoad& load,
                   "\n");
 }
 
-void AppendQuality(const GroupedQuality& quality, std::string& text) {
+void AppendQuality(const ScheduleQuality& quality, std::string& text) {
   absl::StrAppendFormat(&text,
                         "\nbalance efficiency  %.4f  (ideal work / "
                         "critical-path work; 1.0 is the bound)\n",
@@ -189,7 +183,7 @@ std::string FormatRunDetail(const SchedulingProblem& problem,
   if (!run.status.ok()) {
     return absl::StrCat("\n", name, " failed: ", run.status.message(), "\n");
   }
-  const GroupedQuality& quality = run.quality;
+  const ScheduleQuality& quality = run.quality;
   std::string text = absl::StrCat(
       "\n", name, " schedule: ",
       Counted(quality.microbatches.size(), "microbatch", "microbatches"), "\n");
@@ -222,7 +216,7 @@ std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
       absl::StrAppend(&text, "error: ", run.status.message(), "\n");
       continue;
     }
-    const GroupedQuality& quality = run.quality;
+    const ScheduleQuality& quality = run.quality;
     absl::StrAppendFormat(&text, "%10.4f  %12d  %11d  %18s",
                           quality.balance_efficiency, quality.microbatch_count,
                           quality.microbatch_lower_bound,

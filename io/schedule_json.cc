@@ -10,7 +10,6 @@
 #include "core/compact_schedule.h"
 #include "core/quality.h"
 #include "core/types.h"
-#include "io/group_quality.h"
 #include "io/schedule_run.h"
 #include "nlohmann/json.hpp"
 
@@ -76,7 +75,7 @@ json CpGroupToJson(const CpGroupLoad& group) {
 }
 
 // One microbatch: its groups and, in the per-rank form, every rank's load.
-json MicrobatchToJson(const GroupedLoad& load, ScheduleForm form) {
+json MicrobatchToJson(const MicrobatchLoad& load, ScheduleForm form) {
   json cp_groups = json::array();
   for (const CpGroupLoad& group : load.groups) {
     cp_groups.push_back(CpGroupToJson(group));
@@ -93,7 +92,7 @@ json MicrobatchToJson(const GroupedLoad& load, ScheduleForm form) {
   return microbatch;
 }
 
-json QualityToJson(const GroupedQuality& quality) {
+json QualityToJson(const ScheduleQuality& quality) {
   return json{
       {"balance_efficiency", quality.balance_efficiency},
       {"microbatch_count", quality.microbatch_count},
@@ -151,7 +150,7 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
     document["groups"] = PerRankGroupsToJson(run.schedule);
   }
   json microbatches = json::array();
-  for (const GroupedLoad& load : run.quality.microbatches) {
+  for (const MicrobatchLoad& load : run.quality.microbatches) {
     microbatches.push_back(MicrobatchToJson(load, form));
   }
   document["microbatches"] = std::move(microbatches);

@@ -15,9 +15,9 @@
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
+#include "core/quality.h"
 #include "core/types.h"
 #include "core/validate.h"
-#include "io/group_quality.h"
 
 namespace dcpsched {
 namespace {
@@ -138,7 +138,7 @@ ScheduleRun MeasureRun(SchedulerKind scheduler,
                        CompactSchedule schedule) {
   ScheduleRun run;
   run.scheduler = scheduler;
-  absl::StatusOr<GroupedQuality> quality = MeasureGroupedQuality(
+  absl::StatusOr<ScheduleQuality> quality = MeasureQuality(
       problem.samples, schedule, problem.parameters.max_seq_len_per_rank);
   if (!quality.ok()) {
     run.status = quality.status();

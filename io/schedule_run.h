@@ -7,8 +7,9 @@
 // A run holds its schedule in compact form (core/compact_schedule.h), each
 // microbatch as its CP groups, as the schedulers build it natively
 // (ScheduleDynamicCpCompact and the others), and its quality by group
-// (group_quality.h), so a run costs O(samples + groups) whatever G is. The per-rank form is
-// derived on request (ExpandSchedule), for output that lists every rank.
+// (core/quality.h), so a run costs O(samples + groups) whatever G is. The
+// per-rank form is derived on request (ExpandSchedule), for output that lists
+// every rank.
 //
 // The three schedulers name samples differently: the dynamic-CP ones by id,
 // dp_balanced by position in its lens list. A ScheduleRun always holds ids,
@@ -27,8 +28,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/compact_schedule.h"
+#include "core/quality.h"
 #include "core/types.h"
-#include "io/group_quality.h"
 
 namespace dcpsched {
 
@@ -87,7 +88,7 @@ struct ScheduleRun {
   // The schedule by sample id (dp_balanced's positions mapped back to ids),
   // in compact form.
   CompactSchedule schedule;
-  GroupedQuality quality;
+  ScheduleQuality quality;
   // Wall time of the scheduler call alone, on a steady clock.
   double elapsed_ms = 0.0;
 };

@@ -14,11 +14,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "core/cost_model.h"
 #include "core/compact_schedule.h"
+#include "core/cost_model.h"
 #include "core/quality.h"
 #include "core/types.h"
-#include "io/group_quality.h"
 #include "io/schedule_run.h"
 
 namespace dcpsched {
@@ -80,12 +79,6 @@ std::size_t Utf8SequenceLength(absl::string_view text, std::size_t i) {
   return length;
 }
 
-// "ranks 0-3" or "rank 6".
-std::string RankRange(std::int64_t first_rank, std::int64_t size) {
-  if (size == 1) return absl::StrCat("rank ", first_rank);
-  return absl::StrCat("ranks ", first_rank, "-", first_rank + size - 1);
-}
-
 std::string IdList(const std::vector<SampleId>& ids) {
   const std::size_t listed = std::min(ids.size(), kIdsInTooltip);
   std::string text =
@@ -137,13 +130,13 @@ std::vector<double> MicrobatchCaps(const SchedulingProblem& problem,
 }
 
 // How many microbatches to draw within the options' limits.
-std::size_t DrawnCount(const GroupedQuality& quality,
+std::size_t DrawnCount(const ScheduleQuality& quality,
                        const SvgOptions& options) {
   const std::size_t limit = static_cast<std::size_t>(
       std::max<std::int64_t>(options.max_microbatches, 0));
   std::size_t drawn = 0;
   std::int64_t groups = 0;
-  for (const GroupedLoad& load : quality.microbatches) {
+  for (const MicrobatchLoad& load : quality.microbatches) {
     groups += static_cast<std::int64_t>(load.groups.size());
     if (drawn == limit || groups > options.max_groups) break;
     ++drawn;
@@ -316,7 +309,7 @@ class SvgPainter {
   }
 
   void PaintMicrobatch(std::size_t m, double cap) {
-    const GroupedLoad& load = run_.quality.microbatches[m];
+    const MicrobatchLoad& load = run_.quality.microbatches[m];
     const double top =
         kFirstRowY + static_cast<double>(m) * (kRowHeight + kRowGap);
     const double bottom = top + kRowHeight;
@@ -396,7 +389,7 @@ class SvgPainter {
   }
 
   // Mean rank work over max rank work: 1 when no rank waits.
-  static double BusyFraction(const GroupedLoad& load) {
+  static double BusyFraction(const MicrobatchLoad& load) {
     if (load.groups.empty() || !(load.max_work > 0.0)) return 1.0;
     return SumOverRanks(load, &CpGroupLoad::work_per_rank) /
            static_cast<double>(load.width()) / load.max_work;

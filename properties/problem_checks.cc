@@ -10,12 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/compact_schedule.h"
+#include "core/cost_model.h"
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
@@ -193,6 +195,28 @@ absl::Status CompareCompactOutcome(absl::string_view name,
   return CompareCompactWithRanks(name, *compact, *ranks);
 }
 
+// How many ranks of a microbatch hold each id: its CP size there, counted
+// from the per-rank lists themselves.
+absl::flat_hash_map<SampleId, std::int64_t> CountHolders(
+    const std::vector<std::vector<SampleId>>& ranks) {
+  absl::flat_hash_map<SampleId, std::int64_t> holders;
+  for (const std::vector<SampleId>& rank : ranks) {
+    for (const SampleId id : rank) ++holders[id];
+  }
+  return holders;
+}
+
+// What a rank holding `ids` carries: `per_sample`(len, holders) added in list
+// order (Work for its work, TokensPerRank for its tokens).
+double RankLoadOf(const absl::flat_hash_map<SampleId, std::int64_t>& lens,
+                  const absl::flat_hash_map<SampleId, std::int64_t>& holders,
+                  const std::vector<SampleId>& ids,
+                  double (*per_sample)(std::int64_t, std::int64_t)) {
+  double load = 0.0;
+  for (const SampleId id : ids) load += per_sample(lens.at(id), holders.at(id));
+  return load;
+}
+
 }  // namespace
 
 absl::Status CheckPlacementMatchesReference(const DynamicCpProblem& problem) {
@@ -361,8 +385,12 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
   if (quality->total_gpus != (count == 0 ? 0 : g)) {
     return Fail(absl::StrCat("quality reads G = ", quality->total_gpus, ", not ", g));
   }
+  absl::flat_hash_map<SampleId, std::int64_t> lens;
+  for (const Sample& sample : problem.samples) lens[sample.id] = sample.len;
   for (std::size_t m = 0; m < quality->microbatches.size(); ++m) {
     const MicrobatchLoad& load = quality->microbatches[m];
+    const absl::flat_hash_map<SampleId, std::int64_t> holders =
+        CountHolders(schedule.microbatches[m].rank_ids);
     std::int64_t next_rank = 0;
     for (const CpGroupLoad& group : load.groups) {
       if (group.first_rank != next_rank || group.size < 1) {
@@ -370,17 +398,28 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
                                  " with ", group.size, " ranks; the previous ended before ",
                                  next_rank));
       }
-      for (std::int64_t r = group.first_rank; r < group.first_rank + group.size; ++r) {
-        if (load.rank_work[static_cast<std::size_t>(r)] != group.work_per_rank) {
-          return Fail(absl::StrCat("microbatch ", m, " rank ", r, " carries other work than its run"));
+      const std::vector<std::vector<SampleId>>& ranks = schedule.microbatches[m].rank_ids;
+      const auto width = static_cast<std::int64_t>(ranks.size());
+      for (std::int64_t r = group.first_rank; r < group.first_rank + group.size && r < width; ++r) {
+        if (ranks[static_cast<std::size_t>(r)] != group.ids) {
+          return Fail(absl::StrCat("microbatch ", m, " rank ", r, " holds other ids than its run"));
         }
+      }
+      const double work = RankLoadOf(lens, holders, group.ids, Work);
+      const double tokens = RankLoadOf(lens, holders, group.ids, TokensPerRank);
+      if (group.work_per_rank != work || group.tokens_per_rank != tokens) {
+        return Fail(absl::StrCat("microbatch ", m, ": the run at rank ", group.first_rank,
+                                 " carries ", group.work_per_rank, " work and ",
+                                 group.tokens_per_rank, " tokens per rank, not ", work, " and ",
+                                 tokens));
       }
       next_rank += group.size;
     }
     if (next_rank != g) {
       return Fail(absl::StrCat("microbatch ", m, ": its runs cover ", next_rank, " of ", g, " ranks"));
     }
-    const auto [least, most] = std::minmax_element(load.rank_work.begin(), load.rank_work.end());
+    const std::vector<double> rank_work = RankWork(load);
+    const auto [least, most] = std::minmax_element(rank_work.begin(), rank_work.end());
     if (load.max_work != *most || load.min_work != *least) {
       return Fail(absl::StrCat("microbatch ", m, ": busiest and idlest work ", load.max_work, ", ",
                                load.min_work, " but its ranks range over ", *most, ", ", *least));

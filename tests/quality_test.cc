@@ -5,6 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "core/compact_schedule.h"
+#include "core/cost_model.h"
 #include "core/types.h"
 #include "core/validate.h"
 #include "gtest/gtest.h"
@@ -32,8 +34,8 @@ TEST(MeasureQualityTest, PerfectlyBalancedScheduleHasEfficiencyOne) {
   EXPECT_EQ(quality->total_tokens, 8);
   EXPECT_EQ(quality->min_len, 4);
   EXPECT_EQ(quality->max_len, 4);
-  EXPECT_EQ(quality->microbatches[0].rank_work, (std::vector<double>{16, 16}));
-  EXPECT_EQ(quality->microbatches[0].rank_tokens, (std::vector<double>{4, 4}));
+  EXPECT_EQ(RankWork(quality->microbatches[0]), (std::vector<double>{16, 16}));
+  EXPECT_EQ(RankTokens(quality->microbatches[0]), (std::vector<double>{4, 4}));
 }
 
 TEST(MeasureQualityTest, UnbalancedScheduleHasExactRatio) {
@@ -60,8 +62,8 @@ TEST(MeasureQualityTest, CpSizeIsTheNumberOfRanksHoldingTheSample) {
 
   ASSERT_TRUE(quality.ok()) << quality.status();
   const MicrobatchLoad& load = quality->microbatches[0];
-  EXPECT_EQ(load.rank_work, (std::vector<double>{32, 32, 4, 4}));
-  EXPECT_EQ(load.rank_tokens, (std::vector<double>{4, 4, 2, 2}));
+  EXPECT_EQ(RankWork(load), (std::vector<double>{32, 32, 4, 4}));
+  EXPECT_EQ(RankTokens(load), (std::vector<double>{4, 4, 2, 2}));
   // (64 + 4 + 4) / 4 = 18 ideal against 32 on the critical path.
   EXPECT_EQ(quality->balance_efficiency, 18.0 / 32.0);
   // ceil(12 / (4 * 4)) = 1.
@@ -102,8 +104,8 @@ TEST(MeasureQualityTest, ASampleInTwoMicrobatchesHasItsCpSizeInEach) {
   const absl::StatusOr<ScheduleQuality> quality = MeasureQuality({{1, 8}}, twice, 8);
   ASSERT_TRUE(quality.ok()) << quality.status();
   ASSERT_EQ(quality->microbatches.size(), 2u);
-  EXPECT_EQ(quality->microbatches[0].rank_work, (std::vector<double>{32.0, 32.0}));
-  EXPECT_EQ(quality->microbatches[1].rank_work, (std::vector<double>{32.0, 32.0}));
+  EXPECT_EQ(RankWork(quality->microbatches[0]), (std::vector<double>{32.0, 32.0}));
+  EXPECT_EQ(RankWork(quality->microbatches[1]), (std::vector<double>{32.0, 32.0}));
 }
 
 TEST(MeasureQualityTest, LowerBoundRoundsUpExactly) {
@@ -160,7 +162,7 @@ TEST(MeasureQualityTest, SamplesInAnyIdOrderAreFoundAndTheirLengthsBounded) {
       MeasureQuality(samples, schedule, 8);
 
   ASSERT_TRUE(quality.ok()) << quality.status();
-  EXPECT_EQ(quality->microbatches[0].rank_tokens, (std::vector<double>{7, 3, 5}));
+  EXPECT_EQ(RankTokens(quality->microbatches[0]), (std::vector<double>{7, 3, 5}));
   EXPECT_EQ(quality->min_len, 3);
   EXPECT_EQ(quality->max_len, 7);
 }
@@ -252,6 +254,115 @@ TEST(MeasureQualityTest, MalformedInputsAreInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureQuality({}, no_ranks, 4).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A broken schedule is measured as it stands: an empty rank, a sample in two
+// groups of one microbatch (CP size 3: three ranks hold it), an id twice on
+// one rank (it counts twice), a sample left out.
+TEST(MeasureQualityTest, BrokenScheduleIsMeasuredAsItStands) {
+  const std::vector<Sample> samples = {{0, 8}, {1, 2}, {2, 5}};
+  const Schedule schedule{.microbatches = {Ranks({{0}, {}, {0, 1, 1}, {0}})}};
+
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(samples, schedule, 4);
+
+  ASSERT_TRUE(quality.ok()) << quality.status();
+  const MicrobatchLoad& load = quality->microbatches[0];
+  const double busiest = (Work(8, 3) + Work(2, 2)) + Work(2, 2);
+  EXPECT_EQ(RankWork(load), (std::vector<double>{Work(8, 3), 0.0, busiest, Work(8, 3)}));
+  EXPECT_EQ(RankTokens(load)[2], (TokensPerRank(8, 3) + TokensPerRank(2, 2)) + TokensPerRank(2, 2));
+  ASSERT_EQ(load.groups.size(), 4u);
+  EXPECT_TRUE(load.groups[1].ids.empty());
+  EXPECT_EQ(load.max_work, busiest);
+  EXPECT_EQ(load.min_work, 0.0);
+  EXPECT_EQ(quality->max_rank_work, busiest);
+  EXPECT_EQ(quality->balance_efficiency, (93.0 / 4.0) / busiest);
+}
+
+// The compact form is measured group by group: a group of three ranks
+// carries its ids' work on each of them, and holds a third of the sample.
+TEST(MeasureQualityTest, CompactScheduleIsMeasuredByGroup) {
+  const CompactSchedule schedule{.microbatches = {
+      CompactMicrobatch{.groups = {{.first_rank = 0, .size = 3, .ids = {0}},
+                                   {.first_rank = 3, .size = 1, .ids = {1, 2}}}},
+      CompactMicrobatch{.groups = {{.first_rank = 0, .size = 4, .ids = {3}}}}}};
+
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality({{0, 10}, {1, 1}, {2, 3}, {3, 4}}, schedule, 4);
+
+  ASSERT_TRUE(quality.ok()) << quality.status();
+  EXPECT_EQ(quality->total_gpus, 4);
+  const MicrobatchLoad& first = quality->microbatches[0];
+  EXPECT_EQ(first.width(), 4);
+  EXPECT_EQ(RankWork(first), (std::vector<double>{Work(10, 3), Work(10, 3), Work(10, 3),
+                                                  Work(1, 1) + Work(3, 1)}));
+  EXPECT_EQ(RankTokens(first)[0], TokensPerRank(10, 3));
+  EXPECT_EQ(first.max_work, Work(10, 3));
+  EXPECT_EQ(first.min_work, Work(1, 1) + Work(3, 1));
+  EXPECT_EQ(RankWork(quality->microbatches[1]), (std::vector<double>(4, Work(4, 4))));
+  EXPECT_EQ(quality->critical_path_work, Work(10, 3) + Work(4, 4));
+  EXPECT_EQ(quality->max_rank_work, Work(10, 3));
+  EXPECT_EQ(quality->microbatch_lower_bound, 2);  // ceil(18 / (4 * 4))
+}
+
+// The per-rank form and its compact form measure the same, bit for bit.
+TEST(MeasureQualityTest, PerRankScheduleMeasuresAsItsCompactForm) {
+  const std::vector<Sample> samples = {{0, 10}, {1, 1}, {2, 3}};
+  const Schedule schedule{.microbatches = {Ranks({{0}, {0}, {0}, {1, 2}})}};
+
+  const ScheduleQuality per_rank = MeasureQuality(samples, schedule, 4).value();
+  const ScheduleQuality compact =
+      MeasureQuality(samples, CompactFromRanks(schedule), 4).value();
+
+  EXPECT_EQ(per_rank.balance_efficiency, compact.balance_efficiency);
+  ASSERT_EQ(per_rank.microbatches[0].groups.size(), 2u);
+  EXPECT_EQ(per_rank.microbatches[0].groups[0].size, 3);
+  EXPECT_EQ(RankWork(per_rank.microbatches[0]), RankWork(compact.microbatches[0]));
+}
+
+TEST(MeasureQualityTest, SumOverRanksAddsRankByRank) {
+  MicrobatchLoad load;
+  load.groups.resize(2);
+  load.groups[0].first_rank = 0;
+  load.groups[0].size = 3;
+  load.groups[0].work_per_rank = 0.1;
+  load.groups[1].first_rank = 3;
+  load.groups[1].size = 1;
+  load.groups[1].work_per_rank = 0.2;
+  EXPECT_EQ(load.width(), 4);
+  EXPECT_EQ(SumOverRanks(load, &CpGroupLoad::work_per_rank), ((0.1 + 0.1) + 0.1) + 0.2);
+  EXPECT_EQ(MicrobatchLoad{}.width(), 0);
+  EXPECT_TRUE(RankWork(MicrobatchLoad{}).empty());
+}
+
+TEST(MeasureQualityTest, UnknownIdNamesEveryRankOfItsGroup) {
+  const Schedule schedule{.microbatches = {Ranks({{0}, {9}, {9}})}};
+
+  const absl::Status status = MeasureQuality({{0, 1}}, schedule, 4).status();
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(status.message(), "microbatch 0 ranks 1-2 hold sample id 9"))
+      << status.message();
+}
+
+TEST(MeasureQualityTest, CompactGroupsThatDoNotTileAreInvalidArgument) {
+  const CompactSchedule gap{.microbatches = {CompactMicrobatch{
+      .groups = {{.first_rank = 0, .size = 1, .ids = {0}},
+                 {.first_rank = 2, .size = 1, .ids = {1}}}}}};
+
+  EXPECT_EQ(MeasureQuality({{0, 1}, {1, 1}}, gap, 4).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MeasureQualityTest, CompactMicrobatchesOfDifferentWidthsAreInvalidArgument) {
+  const CompactSchedule schedule{.microbatches = {
+      CompactMicrobatch{.groups = {{.first_rank = 0, .size = 2, .ids = {0}}}},
+      CompactMicrobatch{.groups = {{.first_rank = 0, .size = 1, .ids = {1}}}}}};
+
+  const absl::Status status = MeasureQuality({{0, 1}, {1, 1}}, schedule, 4).status();
+
+  EXPECT_TRUE(absl::StrContains(status.message(), "microbatch 1 has 1 ranks but microbatch 0 has 2"))
+      << status.message();
 }
 
 }  // namespace
