@@ -383,13 +383,18 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
                           const py::object& total_gpus,
                           const py::object& max_seq_len_per_rank,
                           const py::object& min_cp_size,
-                          const py::object& vpp_group) {
+                          const py::object& vpp_group,
+                          const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
   const DynamicCpOptions options = ToDynamicCpOptions(
       total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
-  return ToPython(ValueOrThrow(
-      WithoutGil([&] { return ScheduleLegacyCompact(samples, options); })));
+  const std::optional<std::int64_t> view =
+      ValueOrThrow(ToRank(rank, options.total_gpus));
+  return ToPython(ValueOrThrow(WithoutGil([&] {
+                    return ScheduleLegacyCompact(samples, options);
+                  })),
+                  view);
 }
 
 py::tuple PyNextGroupPackingAware(const py::object& sample_seqlens,
@@ -566,12 +571,12 @@ Raises:
 )doc";
 
 constexpr char kScheduleLegacyDoc[] =
-    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None)
+    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, *, rank=None)
 --
 
 Schedules one global batch with the legacy bucket scheduler that #5154
-replaced (for comparison). Arguments, result and errors as
-schedule_dynamic_cp.
+replaced (for comparison). Arguments (rank= included), result and errors
+as schedule_dynamic_cp.
 )doc";
 
 constexpr char kNextGroupPackingAwareDoc[] =
@@ -709,7 +714,8 @@ PYBIND11_MODULE(_core, module) {
   module.def("schedule_legacy", &dcpsched::PyScheduleLegacy,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(), dcpsched::kScheduleLegacyDoc);
+             py::arg("vpp_group") = py::none(), py::kw_only(),
+             py::arg("rank") = py::none(), dcpsched::kScheduleLegacyDoc);
   module.def("align_to_vpp_group", &dcpsched::PyAlignToVppGroup,
              py::arg("schedule"), py::arg("vpp_group"),
              dcpsched::kAlignToVppGroupDoc);

@@ -80,8 +80,13 @@ def schedule_legacy(
     max_seq_len_per_rank: SupportsIndex,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
-) -> _Schedule:
-    """Schedules one global batch with the legacy bucket scheduler."""
+    *,
+    rank: Optional[SupportsIndex] = None,
+) -> Union[_Schedule, _RankSchedule]:
+    """Schedules one global batch with the legacy bucket scheduler.
+
+    rank=None: the _Schedule; rank=r in [0, total_gpus): the _RankSchedule of
+    rank r."""
 
 def verify(
     schedule: Iterable[Iterable[Iterable[SupportsIndex]]],

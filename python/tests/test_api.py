@@ -133,6 +133,15 @@ def test_rank_view_of_dp_balanced():
             microbatch[rank] for microbatch in full]
 
 
+def test_rank_view_of_legacy():
+    samples = [(i, 100 + 37 * i) for i in range(40)]
+    full = dcpsched.schedule_legacy(samples, 8, 256)
+    assert len(full) > 1
+    for rank in range(8):
+        assert dcpsched.schedule_legacy(samples, 8, 256, rank=rank) == [
+            microbatch[rank] for microbatch in full]
+
+
 def test_rank_view_of_the_step_is_that_ranks_part():
     samples = [(1, 100), (2, 300), (3, 200), (4, 900)]
     lens, leftovers, exec_times, ids = dcpsched.next_group_packing_aware(samples, 4, 250)
@@ -151,6 +160,8 @@ def test_rank_view_of_the_step_is_that_ranks_part():
      "rank is 4; it must be in [0, 4)"),
     (lambda: dcpsched.schedule_dp_balanced(BATCH, 2, 3, 2048, rank=6),
      "rank is 6; it must be in [0, 6)"),
+    (lambda: dcpsched.schedule_legacy(BATCH, 8, 2048, rank=8),
+     "rank is 8; it must be in [0, 8)"),
 ])
 def test_rank_outside_the_ranks_raises_value_error_naming_the_range(call, message):
     with pytest.raises(dcpsched.InvalidInputError) as raised:

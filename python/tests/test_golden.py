@@ -23,7 +23,7 @@ def as_pairs(samples):
 def run(case, **rank):
     """Runs the case through the module; returns the module's result.
 
-    `rank` is empty, or rank=r for the per-rank view (not for legacy)."""
+    `rank` is empty, or rank=r for the per-rank view."""
     samples = as_pairs(case["samples"])
     if case["kind"] == "step":
         assert case["scheduler"] == "packing_aware"
@@ -37,7 +37,7 @@ def run(case, **rank):
     if case["scheduler"] == "legacy":
         return dcpsched.schedule_legacy(
             samples, case["total_gpus"], case["max_seq_len_per_rank"],
-            min_cp_size=case["min_cp_size"], vpp_group=case["vpp_group"])
+            min_cp_size=case["min_cp_size"], vpp_group=case["vpp_group"], **rank)
     assert case["scheduler"] == "dp_balanced"
     return dcpsched.schedule_dp_balanced(
         samples, case["dp_size"], case["cp_size"], case["max_seq_len_per_rank"],
@@ -97,13 +97,12 @@ def viewed_ranks(case):
 
 @pytest.mark.parametrize(
     "case",
-    [case for _, case in CASES
-     if case["expect"]["ok"] and case["scheduler"] != "legacy"],
+    [case for _, case in CASES if case["expect"]["ok"]],
     ids=lambda case: case["name"])
 def test_rank_view_is_the_slice(case):
     """rank=r gives rank r's part of upstream's result, on every golden case
-    of the functions that take rank (schedule_dynamic_cp,
-    schedule_dp_balanced, next_group_packing_aware)."""
+    (schedule_dynamic_cp, schedule_legacy, schedule_dp_balanced,
+    next_group_packing_aware)."""
     expect = case["expect"]
     for rank in viewed_ranks(case):
         actual = run(case, rank=rank)
