@@ -16,6 +16,7 @@
 #include "io/schedule_json.h"
 #include "io/schedule_run.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_problems.h"
 
 namespace dcpsched {
 namespace {
@@ -98,12 +99,7 @@ TEST(ScheduleFileTest, FormattedFileReadsBackEqual) {
 }
 
 TEST(ScheduleFileTest, ReadsTheJsonOfAScheduleRun) {
-  SchedulingProblem problem;
-  problem.workload_description = "real";
-  problem.samples = {{10, 300}, {11, 50}, {12, 120}, {13, 90}, {14, 700}};
-  problem.parameters.dp_size = 2;
-  problem.parameters.cp_size = 2;
-  problem.parameters.max_seq_len_per_rank = 256;
+  SchedulingProblem problem = FiveSamplesOnFourRanks();
   problem.parameters.vpp_group = 2;
   const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
   ASSERT_TRUE(run.status.ok()) << run.status;
@@ -121,12 +117,7 @@ TEST(ScheduleFileTest, ReadsTheJsonOfAScheduleRun) {
 }
 
 TEST(ScheduleFileTest, ReadsTheCompactJsonOfAScheduleRun) {
-  SchedulingProblem problem;
-  problem.workload_description = "real";
-  problem.samples = {{10, 300}, {11, 50}, {12, 120}, {13, 90}, {14, 700}};
-  problem.parameters.dp_size = 2;
-  problem.parameters.cp_size = 2;
-  problem.parameters.max_seq_len_per_rank = 256;
+  const SchedulingProblem problem = FiveSamplesOnFourRanks();
   const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
   ASSERT_TRUE(run.status.ok()) << run.status;
 
@@ -140,7 +131,7 @@ TEST(ScheduleFileTest, ReadsTheCompactJsonOfAScheduleRun) {
   EXPECT_EQ(file->schedule, run.schedule);
 }
 
-TEST(ScheduleFileTest, CompactGroupsThatDoNotTileAreAnError) {
+TEST(ScheduleFileTest, CompactGroupsThatAreNotACompactFormAreAnError) {
   const std::string head =
       R"({"format": "dcpsched.schedule_run.v2", "samples": [[0, 1], [1, 1]],
           "parameters": {"total_gpus": 2, "max_seq_len_per_rank": 4},
@@ -151,12 +142,15 @@ TEST(ScheduleFileTest, CompactGroupsThatDoNotTileAreAnError) {
       head + R"({"first_rank": 1, "size": 0, "ids": [1]}]}]})");
   const absl::Status wide = ParseError(
       head + R"({"first_rank": 1, "size": 65536, "ids": [1]}]}]})");
+  const absl::Status split = ParseError(
+      head + R"({"first_rank": 1, "size": 1, "ids": [0]}]}]})");
 
   EXPECT_THAT(gap.message(),
               HasSubstr("field \"microbatches[0].cp_groups\": microbatch 0 "
                         "group 1 starts at rank 2"));
   EXPECT_THAT(empty.message(), HasSubstr("has size 0"));
   EXPECT_THAT(wide.message(), HasSubstr("the groups cover 65537 ranks"));
+  EXPECT_THAT(split.message(), HasSubstr("holds the same ids as group 0"));
 }
 
 TEST(ScheduleFileTest, FailedRunHoldsNoSchedule) {

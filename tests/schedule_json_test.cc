@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "io/schedule_run.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_problems.h"
 
 namespace dcpsched {
 namespace {
@@ -207,12 +208,7 @@ TEST(ScheduleJsonTest, InvalidUtf8InDescriptionDoesNotThrow) {
 }
 
 TEST(ScheduleJsonTest, RealRunGroupsMatchItsSchedule) {
-  SchedulingProblem problem;
-  problem.workload_description = "real";
-  problem.samples = {{10, 300}, {11, 50}, {12, 120}, {13, 90}, {14, 700}};
-  problem.parameters.dp_size = 2;
-  problem.parameters.cp_size = 2;
-  problem.parameters.max_seq_len_per_rank = 256;
+  const SchedulingProblem problem = FiveSamplesOnFourRanks();
   const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
   ASSERT_TRUE(run.status.ok()) << run.status;
 
