@@ -70,6 +70,7 @@ FUZZ_TARGETS_FOR = {
     "core/group_layout.h": ["fuzz_legacy"],
     "core/checker.cc": ["fuzz_schedule_file", "fuzz_packing_aware"],
     "core/quality.cc": ["fuzz_packing_aware"],
+    "core/compact_schedule.cc": ["fuzz_schedule_file", "fuzz_packing_aware_differential"],
     "core/validate.cc": ["fuzz_packing_aware", "fuzz_dp_balanced", "fuzz_legacy"],
 }
 # Any other file is code of the packing-aware scheduler: the differential
@@ -82,6 +83,8 @@ UNIT_FIRST = {
     "core/remaining_samples.cc": ["remaining_samples_test"],
     "core/remaining_samples.h": ["remaining_samples_test"],
     "core/schedule_loop.cc": ["packing_aware_test"],
+    "core/compact_schedule.cc": ["compact_schedule_test"],
+    "core/quality.cc": ["quality_test"],
 }
 
 
