@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "core/compact_schedule.h"
 #include "core/cost_model.h"
 #include "core/packing_aware.h"
@@ -107,6 +108,38 @@ TEST(CheckScheduleTest, ReportsASampleMovedOffItsRun) {
   ASSERT_FALSE(violations.empty());
   EXPECT_EQ(violations.front().invariant, Invariant::kEachSampleOnce);
   EXPECT_THAT(violations.front().message, HasSubstr("not one contiguous run"));
+}
+
+// A sample may span neighbouring groups that hold different lists: ranks 0-1
+// hold {5}, ranks 2 and 3 hold 5 with another sample each. Its run is
+// ranks 0-3, contiguous, and CP size 4.
+TEST(CheckScheduleTest, ASampleAcrossNeighbouringGroupsIsOneContiguousRun) {
+  const std::vector<Sample> samples = {{5, 396}, {6, 1}, {7, 1}};
+  const Schedule schedule = MakeSchedule({{{5}, {5}, {5, 6}, {5, 7}}});
+  EXPECT_THAT(FindViolations(samples, schedule, Options(4, 100)), IsEmpty());
+}
+
+// Twice in the list of the second group it spans: reported as twice on that
+// rank (not as a break in its run).
+TEST(CheckScheduleTest, ASampleTwiceInTheSecondGroupItSpansIsReportedTwiceThere) {
+  const std::vector<Sample> samples = {{5, 396}, {6, 1}, {7, 1}};
+  const Schedule schedule = MakeSchedule({{{5}, {5}, {5, 6, 5}, {5, 7}}});
+  const std::vector<Violation> violations = FindViolations(samples, schedule, Options(4, 100));
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations.front().invariant, Invariant::kEachSampleOnce);
+  EXPECT_THAT(violations.front().message, HasSubstr("microbatch 0 rank 2 holds sample 5 twice"));
+}
+
+// A sample found again in a later microbatch is reported once for that
+// microbatch, however many of its groups hold it.
+TEST(CheckScheduleTest, ASampleAgainInTwoGroupsOfALaterMicrobatchIsReportedOnce) {
+  const Schedule schedule =
+      MakeSchedule({{{4}, {4}, {1}, {2, 3}}, {{1}, {1}, {1, 3}, {1, 3}}});
+  int reports = 0;
+  for (const Violation& violation : FindViolations(kSamples, schedule, Options(4, 100))) {
+    if (absl::StrContains(violation.message, "sample 1 is in microbatch 0 and again")) ++reports;
+  }
+  EXPECT_EQ(reports, 1);
 }
 
 TEST(CheckScheduleTest, ReportsAnUnknownId) {
