@@ -144,6 +144,11 @@ TEST(CompactScheduleTest, RankRangeNamesOneRankOrSeveral) {
 
 TEST(CompactScheduleTest, MicrobatchWidthIsWhereTheLastGroupEnds) {
   EXPECT_EQ(MicrobatchWidth(CompactMicrobatch{}, 0).value(), 0);
+  // A group may end at the largest rank number itself.
+  constexpr std::int64_t kLargest = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(MicrobatchWidth(CompactMicrobatch{{{0, 1, {1}}, {1, kLargest - 1, {2}}}}, 0)
+                .value(),
+            kLargest);
   EXPECT_EQ(MicrobatchWidth(CompactMicrobatch{{{0, 2, {1}}, {2, 4, {2}}}}, 0)
                 .value(),
             6);
@@ -175,7 +180,7 @@ TEST(CompactScheduleTest, RankIdsOfNoMicrobatchesIsEmpty) {
 
 TEST(CompactScheduleTest, RankOutsideTheWidthIsAnError) {
   const CompactSchedule schedule = OneMicrobatch({{0, 2, {1}}, {2, 2, {2}}});
-  for (const std::int64_t rank : {std::int64_t{-1}, std::int64_t{4}}) {
+  for (const std::int64_t rank : {std::int64_t{-1}, std::int64_t{4}, std::int64_t{9}}) {
     const absl::Status status = RankIds(schedule, rank).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << rank;
     EXPECT_THAT(status.message(),
