@@ -111,6 +111,21 @@ class ScheduleChecker {
     const std::vector<std::size_t> placed_here = PlaceIds(m, microbatch);
     CheckCpSizes(m, placed_here);
     CheckRankLoads(m, microbatch, placed_here);
+    CheckSequenceCap(m, microbatch);
+  }
+
+  // Invariant 10: under max_num_seqs, no rank holds more samples than that,
+  // counting every id it holds.
+  void CheckSequenceCap(std::int64_t m, const CompactMicrobatch& microbatch) {
+    if (!options_.max_num_seqs.has_value()) return;
+    for (const CpGroupIds& group : microbatch.groups) {
+      const auto count = static_cast<std::int64_t>(group.ids.size());
+      if (count <= *options_.max_num_seqs) continue;
+      Report(Invariant::kSequenceCap, m, group.first_rank, group.ids,
+             absl::StrCat(Where(m, group), " holds ", count,
+                          " samples > max_num_seqs ", *options_.max_num_seqs,
+                          " (ids ", IdList(group.ids), ")"));
+    }
   }
 
   // Records where each id of microbatch m sits; reports empty groups, unknown
@@ -279,6 +294,8 @@ const char* InvariantName(Invariant invariant) {
       return "minimum CP size";
     case Invariant::kVppMultiple:
       return "VPP multiple";
+    case Invariant::kSequenceCap:
+      return "sequence cap";
   }
   return "unknown invariant";
 }

@@ -21,9 +21,10 @@
 
 namespace dcpsched {
 
-// SPEC's invariants, numbered as there. Invariant 7 (empty ranks form a tail
-// before the fill step) and 9 (determinism) concern how a schedule is built,
-// not the schedule itself, and are checked by the test suite instead.
+// The invariants of docs/specification.md, numbered as there. Invariant 7
+// (empty ranks form a tail before the fill step) and 9 (determinism) concern
+// how a schedule is built, not the schedule itself, and are checked by the
+// test suite instead. Invariant 10 applies when options.max_num_seqs is set.
 enum class Invariant {
   kNoEmptyRank = 1,          // groups tile [0, G), none empty
   kEachSampleOnce = 2,       // every id once, one contiguous run, no strangers
@@ -32,6 +33,7 @@ enum class Invariant {
   kWorkCap = 5,              // per-rank sum(len^2 / cp) <= microbatch cap
   kMinimumCp = 6,            // CP size >= cp_min(len) and >= min_cp_size
   kVppMultiple = 8,          // microbatch count a multiple of vpp_group
+  kSequenceCap = 10,         // per-rank sample count <= max_num_seqs
 };
 
 // One broken invariant, located. microbatch and rank are -1 where they do

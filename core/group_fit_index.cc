@@ -27,6 +27,10 @@ void GroupFitIndex::Update(std::size_t group, std::int64_t tokens, double work) 
   SetLeaf(group, tokens, work);
 }
 
+void GroupFitIndex::Close(std::size_t group) {
+  SetLeaf(group, kNoTokens, kNoWork);
+}
+
 void GroupFitIndex::SetLeaf(std::size_t group, std::int64_t tokens, double work) {
   std::size_t node = leaves_ + group;
   min_tokens_[node] = tokens;

@@ -37,6 +37,10 @@ class GroupFitIndex {
   // Sets the tokens and work of group `group`.
   void Update(std::size_t group, std::int64_t tokens, double work);
 
+  // Group `group` takes no more samples (it holds max_num_seqs): no query
+  // finds it again, and MinTokens ignores it, until Clear. It keeps its number.
+  void Close(std::size_t group);
+
   // The least token sum of any group (max int64 if none).
   std::int64_t MinTokens() const { return min_tokens_[1]; }
 

@@ -239,6 +239,13 @@ absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
       !status.ok()) {
     return status;
   }
+  if (options.max_num_seqs.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_num_seqs is ", *options.max_num_seqs,
+        "; the legacy scheduler takes no cap on sequences per rank (upstream's "
+        "cap is the packing-aware scheduler's): leave it unset, or schedule "
+        "with packing_aware"));
+  }
   return ScheduleBySteps(samples, options, "legacy",
                          [&options](const std::vector<Sample>& remaining) {
                            return LegacyStepBuilder(remaining, options).Build();

@@ -19,7 +19,8 @@ namespace dcpsched {
 // Schedules a whole global batch the legacy way, then aligns it to
 // options.vpp_group when that is > 1, as its groups (compact_schedule.h):
 // memory is O(samples + groups), whatever G. Errors: InvalidArgument for
-// input outside the limits; FailedPrecondition where upstream fails (no
+// input outside the limits or with options.max_num_seqs set (the legacy
+// scheduler has no cap); FailedPrecondition where upstream fails (no
 // group to widen, a widened group running past rank G-1, alignment
 // impossible).
 absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(

@@ -38,6 +38,10 @@ namespace {
 //   the samples it skips are exactly the ones upstream rejects.
 // - The remaining samples are the sorted batch minus those placed, so the
 //   whole schedule sorts once and each sample is placed once.
+// - Under max_num_seqs, a group that holds that many samples is closed in
+//   its size's index, so no search finds it: upstream skips it outright.
+//   Closing only takes placements away, so the longest sample that could
+//   still fit keeps shrinking, and the jump above stays exact.
 constexpr std::size_t kNoPosition = static_cast<std::size_t>(-1);
 
 std::size_t SizeClass(std::int64_t power_of_two) {
@@ -51,6 +55,7 @@ struct Group {
   std::int64_t size = 0;
   std::size_t slot = 0;        // number in its size's GroupFitIndex
   std::int64_t token_sum = 0;  // sum of lens: size * tokens per rank, exact
+  std::int64_t count = 0;      // samples it holds (each member holds all)
   double work = 0.0;           // work of each member
   std::size_t first = kNoPosition;
   std::size_t last = kNoPosition;
@@ -264,7 +269,19 @@ class PackingAwareBuilder {
     group.work += Work(len, group.size);
     Link(group, position);
     fit_[SizeClass(group.size)].Update(group.slot, group.token_sum, group.work);
+    CloseIfFull(group);
     max_work_ = std::max(max_work_, group.work);
+  }
+
+  // Upstream's cap test: a group whose first member holds max_num_seqs
+  // samples takes no more.
+  bool IsFull(const Group& group) const {
+    return options_.max_num_seqs.has_value() &&
+           group.count >= *options_.max_num_seqs;
+  }
+
+  void CloseIfFull(const Group& group) {
+    if (IsFull(group)) fit_[SizeClass(group.size)].Close(group.slot);
   }
 
   void Open(std::size_t position, std::int64_t cp_size) {
@@ -277,12 +294,14 @@ class PackingAwareBuilder {
     group.slot = fit_[size_class].Append(group.token_sum, group.work);
     group_of_slot_[size_class].push_back(groups_.size());
     Link(group, position);
+    CloseIfFull(group);
     free_ranks_ -= cp_size;
     max_work_ = std::max(max_work_, group.work);
     groups_.push_back(group);
   }
 
   void Link(Group& group, std::size_t position) {
+    ++group.count;
     next_in_group_[position] = kNoPosition;
     if (group.first == kNoPosition) {
       group.first = position;
@@ -354,7 +373,8 @@ class PackingAwareBuilder {
 
   // Upstream's fill_with_full_dpxcp_group: discards the placement and puts
   // every remaining sample that fits, longest first, on one group of all G
-  // ranks. The tallest always fits: cp_min(tallest) <= G.
+  // ranks, up to max_num_seqs of them. The tallest always fits:
+  // cp_min(tallest) <= G and max_num_seqs >= 1.
   void FillWithFullGroup() {
     const std::int64_t all_ranks = options_.total_gpus;
     const double budget = static_cast<double>(options_.max_seq_len_per_rank);
@@ -365,7 +385,7 @@ class PackingAwareBuilder {
       return packed + TokensPerRank(len, all_ranks) <= budget;
     };
     for (std::size_t position = remaining_.FirstFitting(fits, 0);
-         position != remaining_.size();
+         position != remaining_.size() && !IsFull(full);
          position = remaining_.FirstFitting(fits, position + 1)) {
       const std::int64_t len = remaining_.at(position).len;
       packed += TokensPerRank(len, all_ranks);

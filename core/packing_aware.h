@@ -23,7 +23,8 @@
 namespace dcpsched {
 
 // Builds one microbatch from `samples` (any order; upstream's
-// next_hdp_group_packing_aware). options.vpp_group plays no part. Leftovers
+// next_hdp_group_packing_aware, with its max_num_seqs cap when
+// options.max_num_seqs is set). options.vpp_group plays no part. Leftovers
 // come back longest first, equal lengths in input order.
 absl::StatusOr<PackedMicrobatch> PackingAwareStep(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);

@@ -53,6 +53,11 @@ struct DynamicCpOptions {
   // microbatch_group_size_per_vp_stage: when set and > 1, the number of
   // microbatches is made a multiple of it (see vpp_align.h).
   std::optional<std::int64_t> vpp_group;
+  // Packing-aware only: when set (>= 1), no rank holds more than this many
+  // samples in one microbatch (upstream's max_num_seqs, Megatron-LM PR #6479,
+  // which wrap_data_iterator derives from thd_max_packed_sequences for CUDA
+  // graphs' static THD capacity). Unset: no cap, as on Megatron-LM dev.
+  std::optional<std::int64_t> max_num_seqs;
 
   friend bool operator==(const DynamicCpOptions&,
                          const DynamicCpOptions&) = default;

@@ -62,7 +62,12 @@ absl::Status ValidateDynamicCpOptions(const DynamicCpOptions& options) {
         "; it must be a power of two between 1 and total_gpus (",
         options.total_gpus, ")"));
   }
-  return CheckOptionalAtLeastOne("vpp_group", options.vpp_group);
+  if (absl::Status status =
+          CheckOptionalAtLeastOne("vpp_group", options.vpp_group);
+      !status.ok()) {
+    return status;
+  }
+  return CheckOptionalAtLeastOne("max_num_seqs", options.max_num_seqs);
 }
 
 absl::Status ValidateDynamicCpProblem(absl::Span<const Sample> samples,

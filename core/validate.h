@@ -20,7 +20,8 @@ inline constexpr std::int64_t kMaxTotalGpus = 65536;
 inline constexpr std::int64_t kMaxSeqLenPerRank = (std::int64_t{1} << 31) - 1;
 inline constexpr std::int64_t kMaxSampleLen = std::int64_t{1} << 26;
 
-// G, max_seq_len_per_rank, min_cp_size and vpp_group are in range.
+// G, max_seq_len_per_rank, min_cp_size, vpp_group and max_num_seqs are in
+// range.
 absl::Status ValidateDynamicCpOptions(const DynamicCpOptions& options);
 
 // The options are valid, every sample length is in [1, 2^26], ids are unique,

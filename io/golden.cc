@@ -573,7 +573,8 @@ absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line) {
 DynamicCpOptions DynamicCpOptionsOf(const GoldenCase& golden_case) {
   return DynamicCpOptions{golden_case.total_gpus,
                           golden_case.max_seq_len_per_rank,
-                          golden_case.min_cp_size, golden_case.vpp_group};
+                          golden_case.min_cp_size, golden_case.vpp_group,
+                          golden_case.max_num_seqs};
 }
 
 DpBalancedOptions DpBalancedOptionsOf(const GoldenCase& golden_case) {

@@ -120,6 +120,7 @@ DynamicCpOptions ToDynamicCpOptions(const RunParameters& parameters) {
       .max_seq_len_per_rank = parameters.max_seq_len_per_rank,
       .min_cp_size = parameters.min_cp_size,
       .vpp_group = parameters.vpp_group,
+      .max_num_seqs = parameters.max_num_seqs,
   };
 }
 

@@ -63,7 +63,8 @@ TEST(ScheduleFileTest, ReadsEveryKeyOfTheScheduleForm) {
   EXPECT_EQ(file->options, (DynamicCpOptions{.total_gpus = 4,
                                              .max_seq_len_per_rank = 4,
                                              .min_cp_size = 2,
-                                             .vpp_group = 1}));
+                                             .vpp_group = 1,
+                                             .max_num_seqs = std::nullopt}));
   EXPECT_EQ(file->samples, (std::vector<Sample>{{7, 8}, {8, 2}, {9, 2}}));
   EXPECT_EQ(ExpandSchedule(file->schedule).value().microbatches,
             (std::vector<Microbatch>{{.rank_ids = {{7}, {7}, {8}, {9}}}}));
