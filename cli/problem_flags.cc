@@ -80,8 +80,10 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
   max_num_seqs_option_ =
       command
           .add_option("--max-num-seqs", flags_.max_num_seqs,
-                      "dp_balanced: at most N samples per packed sequence "
-                      "(default: no limit)")
+                      "At most N samples on a rank in one microbatch: per CP "
+                      "group for packing_aware (upstream's max_num_seqs, "
+                      "Megatron-LM PR #6479), per packed sequence for "
+                      "dp_balanced; legacy refuses it (default: no limit)")
           ->type_name("N")
           ->check(CLI::Range(std::int64_t{1}, INT64_MAX));
 

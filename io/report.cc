@@ -170,7 +170,7 @@ std::string FormatReportHeader(const SchedulingProblem& problem) {
                         parameters.max_seq_len_per_rank, parameters.min_cp_size,
                         OptionalValue(parameters.vpp_group));
   if (parameters.max_num_seqs.has_value()) {
-    absl::StrAppendFormat(&text, ", max_num_seqs %d (dp_balanced)",
+    absl::StrAppendFormat(&text, ", max_num_seqs %d",
                           *parameters.max_num_seqs);
   }
   return text + "\n";

@@ -44,7 +44,8 @@ constexpr absl::string_view kSeeDocs = " (see docs/schedule_json.md)";
 // Keys form 1 may have; anything else is an error.
 constexpr absl::string_view kScheduleFileKeys[] = {
     "format",    "scheduler", "description", "total_gpus",
-    "max_seq_len_per_rank", "min_cp_size", "vpp_group", "samples", "groups"};
+    "max_seq_len_per_rank", "min_cp_size", "vpp_group", "max_num_seqs",
+    "samples", "groups"};
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(
@@ -344,8 +345,8 @@ absl::Status ReadSamplesAndSchedule(const Json& document, ScheduleForm form,
   return absl::OkStatus();
 }
 
-// G, max_seq_len_per_rank, min_cp_size and vpp_group from `object` (the
-// document in form 1, "parameters" in form 2).
+// G, max_seq_len_per_rank, min_cp_size, vpp_group and max_num_seqs from
+// `object` (the document in form 1, "parameters" in forms 2 and 3).
 absl::Status ReadOptions(const Json& object, absl::string_view path,
                          DynamicCpOptions& options) {
   absl::StatusOr<std::int64_t> total_gpus =
@@ -360,10 +361,14 @@ absl::Status ReadOptions(const Json& object, absl::string_view path,
   absl::StatusOr<std::optional<std::int64_t>> vpp =
       OptionalInt(object, path, "vpp_group", std::nullopt);
   if (!vpp.ok()) return vpp.status();
+  absl::StatusOr<std::optional<std::int64_t>> max_num_seqs =
+      OptionalInt(object, path, "max_num_seqs", std::nullopt);
+  if (!max_num_seqs.ok()) return max_num_seqs.status();
   options.total_gpus = *total_gpus;
   options.max_seq_len_per_rank = *budget;
   options.min_cp_size = **min_cp;
   options.vpp_group = *vpp;
+  options.max_num_seqs = *max_num_seqs;
   return absl::OkStatus();
 }
 
@@ -548,6 +553,9 @@ std::string FormatScheduleFile(const ScheduleFile& file) {
       {"samples", std::move(samples)},
       {"groups", std::move(groups)},
   };
+  if (file.options.max_num_seqs.has_value()) {
+    document["max_num_seqs"] = *file.options.max_num_seqs;
+  }
   if (!file.scheduler.empty()) document["scheduler"] = file.scheduler;
   if (!file.description.empty()) document["description"] = file.description;
   return document.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";

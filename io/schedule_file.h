@@ -12,6 +12,7 @@
 //        "max_seq_len_per_rank": 2048,
 //        "min_cp_size": 1,                     -- optional, default 1
 //        "vpp_group": 4,                       -- optional, null = none
+//        "max_num_seqs": 3,                    -- optional, null = no cap
 //        "scheduler": "packing_aware",         -- optional, any string
 //        "description": "...",                 -- optional, any string
 //        "samples": [[id, len], ...],

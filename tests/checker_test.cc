@@ -235,6 +235,39 @@ TEST(CheckScheduleTest, ReportsACountThatIsNotAVppMultiple) {
   EXPECT_THAT(violation.message, HasSubstr("1 microbatches is not a multiple of vpp_group=2"));
 }
 
+// Invariant 10: under max_num_seqs no rank holds more samples than that. The
+// group on ranks 2-3 holds three; reported once, at its first rank.
+TEST(CheckScheduleTest, ReportsARankOverTheSequenceCap) {
+  const std::vector<Sample> samples = {{0, 50}, {1, 10}, {2, 10}, {3, 10}};
+  const Schedule schedule = MakeSchedule({{{0}, {0}, {1, 2, 3}, {1, 2, 3}}});
+  DynamicCpOptions options = Options(4, 100);
+  EXPECT_THAT(FindViolations(samples, schedule, options), IsEmpty());
+  options.max_num_seqs = 3;
+  EXPECT_THAT(FindViolations(samples, schedule, options), IsEmpty());
+  options.max_num_seqs = 2;
+  const Violation violation = OnlyViolation(samples, schedule, options);
+  EXPECT_EQ(violation.invariant, Invariant::kSequenceCap);
+  EXPECT_EQ(violation.microbatch, 0);
+  EXPECT_EQ(violation.rank, 2);
+  EXPECT_THAT(violation.ids, ElementsAre(1, 2, 3));
+  EXPECT_THAT(violation.message,
+              HasSubstr("microbatch 0 ranks 2-3: each holds 3 samples > max_num_seqs 2"));
+  const absl::Status status = CheckSchedule(samples, schedule, options);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("invariant 10 (sequence cap)"));
+}
+
+// The cap counts every id a rank holds, a stranger or a repeat too.
+TEST(CheckScheduleTest, SequenceCapCountsEveryIdOnTheRank) {
+  DynamicCpOptions options = Options(1, 100);
+  options.max_num_seqs = 1;
+  const std::vector<Violation> violations =
+      FindViolations({{1, 10}}, MakeSchedule({{{1, 99}}}), options);
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_EQ(violations[0].invariant, Invariant::kEachSampleOnce);
+  EXPECT_EQ(violations[1].invariant, Invariant::kSequenceCap);
+  EXPECT_THAT(violations[1].message, HasSubstr("rank 0 holds 2 samples > max_num_seqs 1"));
+}
+
 TEST(CheckScheduleTest, StatusNamesTheLowestNumberedInvariant) {
   // Empty rank (1) and token overload (4) at once: invariant 1 is reported.
   const absl::Status status =
@@ -267,6 +300,7 @@ TEST(InvariantNameTest, NamesEachCheckedInvariantAndNoOtherNumber) {
   EXPECT_STREQ(InvariantName(Invariant::kWorkCap), "work cap");
   EXPECT_STREQ(InvariantName(Invariant::kMinimumCp), "minimum CP size");
   EXPECT_STREQ(InvariantName(Invariant::kVppMultiple), "VPP multiple");
+  EXPECT_STREQ(InvariantName(Invariant::kSequenceCap), "sequence cap");
   // SPEC's invariant 7 holds for the placement before the fill, which the
   // checker cannot see, so 7 is no Invariant; nor are 0 and 9.
   for (const int number : {0, 7, 9}) {

@@ -60,5 +60,24 @@ TEST(GroupFitIndexTest, UpdateAndClear) {
   EXPECT_EQ(index.MinTokens(), 50);
 }
 
+TEST(GroupFitIndexTest, ClosedGroupIsFoundByNoQuery) {
+  GroupFitIndex index(4);
+  index.Append(100, 1.0);
+  index.Append(200, 2.0);
+  index.Append(300, 3.0);
+  index.Close(0);
+  EXPECT_EQ(index.size(), 3u);
+  EXPECT_EQ(index.MinTokens(), 200);
+  EXPECT_EQ(index.LeastWork(1000), 2.0);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 1000, 10.0), 1u);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 150, 10.0), std::nullopt);
+  index.Close(1);
+  index.Close(2);
+  EXPECT_EQ(index.MinTokens(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(index.LeastWork(1000), std::nullopt);
+  EXPECT_EQ(index.Append(50, 0.5), 3u);
+  EXPECT_EQ(OldestWithWorkAtMost(index, 1000, 10.0), 3u);
+}
+
 }  // namespace
 }  // namespace dcpsched

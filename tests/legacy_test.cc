@@ -153,5 +153,17 @@ TEST(ScheduleLegacyTest, RejectsInvalidInputWithInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The cap on samples per rank is the packing-aware scheduler's; legacy has
+// none, so a cap is refused rather than silently ignored.
+TEST(ScheduleLegacyTest, RefusesMaxNumSeqs) {
+  DynamicCpOptions options = Options(4, 100);
+  options.max_num_seqs = 3;
+  const std::vector<Sample> samples = {{0, 10}};
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, options);
+  EXPECT_EQ(schedule.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(schedule.status().message()),
+              HasSubstr("legacy scheduler takes no cap"));
+}
+
 }  // namespace
 }  // namespace dcpsched

@@ -162,6 +162,69 @@ TEST(ScheduleDynamicCpTest, RejectsInvalidInputWithInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
 }
 
+DynamicCpOptions CappedOptions(std::int64_t total_gpus, std::int64_t mslpr,
+                               std::int64_t max_num_seqs) {
+  DynamicCpOptions options = Options(total_gpus, mslpr);
+  options.max_num_seqs = max_num_seqs;
+  return options;
+}
+
+// max_num_seqs (Megatron-LM PR #6479). The expectations are that PR's own
+// next_hdp_group_packing_aware's answers on these inputs. Uncapped, the
+// three 10s join the group on ranks 2-3; with a cap of 2 that group is full
+// after two, so the third opens a group of its own.
+TEST(PackingAwareStepTest, FullGroupTakesNoMoreSamples) {
+  const std::vector<Sample> samples = {{0, 50}, {1, 10}, {2, 10}, {3, 10}};
+  const absl::StatusOr<PackedMicrobatch> uncapped =
+      PackingAwareStep(samples, Options(4, 100));
+  ASSERT_TRUE(uncapped.ok()) << uncapped.status();
+  EXPECT_EQ(uncapped->microbatch.rank_ids, (RankLists{{0}, {0}, {1, 2, 3}, {1, 2, 3}}));
+  const absl::StatusOr<PackedMicrobatch> capped =
+      PackingAwareStep(samples, CappedOptions(4, 100, 2));
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->microbatch.rank_ids, (RankLists{{0}, {0}, {1, 2}, {3}}));
+  EXPECT_THAT(capped->rank_work, ElementsAre(1250.0, 1250.0, 200.0, 100.0));
+  EXPECT_THAT(capped->leftovers, IsEmpty());
+}
+
+// On one rank a full group leaves the rest for the next microbatch.
+TEST(PackingAwareStepTest, CappedSamplesWaitForTheNextMicrobatch) {
+  const std::vector<Sample> samples = {{0, 50}, {1, 10}, {2, 10}, {3, 10}};
+  const absl::StatusOr<PackedMicrobatch> step =
+      PackingAwareStep(samples, CappedOptions(1, 100, 2));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0, 1}}));
+  EXPECT_EQ(step->leftovers, (std::vector<Sample>{{2, 10}, {3, 10}}));
+}
+
+// G = 49 cannot be filled by doubling, so the step falls back to one group
+// of all ranks, which stops selecting at the cap.
+TEST(PackingAwareStepTest, FullGroupFallbackStopsAtTheCap) {
+  const std::vector<Sample> samples = {{0, 1}, {1, 1}};
+  const absl::StatusOr<PackedMicrobatch> step =
+      PackingAwareStep(samples, CappedOptions(49, 512, 1));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, RankLists(49, {0}));
+  EXPECT_EQ(step->leftovers, (std::vector<Sample>{{1, 1}}));
+  const absl::StatusOr<Schedule> schedule =
+      ScheduleDynamicCp(samples, CappedOptions(49, 512, 1));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  ASSERT_EQ(schedule->microbatches.size(), 2u);
+  EXPECT_EQ(schedule->microbatches[1].rank_ids, RankLists(49, {1}));
+}
+
+TEST(ScheduleDynamicCpTest, RejectsACapBelowOne) {
+  const std::vector<Sample> samples = {{0, 10}};
+  for (const std::int64_t cap : {0, -1}) {
+    const absl::Status status =
+        ScheduleDynamicCp(samples, CappedOptions(4, 100, cap)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("max_num_seqs is"));
+    EXPECT_EQ(PackingAwareStep(samples, CappedOptions(4, 100, cap)).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+}
+
 // The optimality gap of the core's step on tiny instances: the ratio of its
 // busiest rank's work to the best any placement of the same samples achieves
 // (oracle/exhaustive_oracle.h). Printed as a distribution; asserted only

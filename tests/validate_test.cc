@@ -56,6 +56,16 @@ TEST(ValidateDynamicCpTest, RejectsVppGroupBelowOne) {
   EXPECT_TRUE(ValidateDynamicCpOptions(options).ok());
 }
 
+TEST(ValidateDynamicCpTest, RejectsMaxNumSeqsBelowOne) {
+  DynamicCpOptions options = Options(8, 2048);
+  options.max_num_seqs = 0;
+  ExpectInvalid(ValidateDynamicCpOptions(options), "max_num_seqs is 0");
+  options.max_num_seqs = -4;
+  ExpectInvalid(ValidateDynamicCpOptions(options), "max_num_seqs is -4");
+  options.max_num_seqs = 1;
+  EXPECT_TRUE(ValidateDynamicCpOptions(options).ok());
+}
+
 TEST(ValidateDynamicCpTest, RejectsLengthsOutsideOneTo2Pow26) {
   ExpectInvalid(ValidateDynamicCpProblem(std::vector<Sample>{{7, 0}}, Options(8, 2048)),
                 "sample 7 (index 0) has length 0");
