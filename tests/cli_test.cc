@@ -349,7 +349,7 @@ TEST(CliTest, VerifyAcceptsAGoodScheduleFile) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(result.out,
             "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6 and "
-            "8 hold (SPEC)\n");
+            "8 hold (docs/specification.md)\n");
   EXPECT_EQ(result.err, "");
 }
 
@@ -441,6 +441,46 @@ TEST(CliTest, VerifyFindsTheVppMultipleBroken) {
   EXPECT_EQ(result.out,
             "invariant 8 (VPP multiple): 1 microbatches is not a multiple of "
             "vpp_group=2\n");
+}
+
+TEST(CliTest, VerifyChecksTheSequenceCapOfTheFile) {
+  json document = GoodScheduleFile();
+  document["max_num_seqs"] = 2;
+  CliResult result = VerifyDocument(document);
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(result.out,
+            "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6, 8 "
+            "and 10 (max_num_seqs 2) hold (docs/specification.md)\n");
+
+  document["max_num_seqs"] = 1;
+  result = VerifyDocument(document);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out,
+            "invariant 10 (sequence cap): microbatch 0 rank 0 holds 2 samples "
+            "> max_num_seqs 1 (ids 1, 2)\n"
+            "invariant 10 (sequence cap): microbatch 0 rank 1 holds 2 samples "
+            "> max_num_seqs 1 (ids 3, 4)\n");
+}
+
+// schedule --format json under a cap writes it in "parameters", so verify
+// judges the schedule against it.
+TEST(CliTest, ScheduleUnderACapVerifiesUnderIt) {
+  const CliResult schedule =
+      RunCli({"schedule", "--samples", "64", "--dp", "2", "--cp", "2",
+              "--max-num-seqs", "2", "--format", "json"});
+  ASSERT_EQ(schedule.exit_code, 0) << schedule.err;
+  EXPECT_EQ(json::parse(schedule.out)["parameters"]["max_num_seqs"], 2);
+  const CliResult verify = RunCliWithInput({"verify", "-"}, schedule.out);
+  EXPECT_EQ(verify.exit_code, 0) << verify.out;
+  EXPECT_TRUE(absl::StrContains(verify.out, "invariants 1-6, 8 and 10 (max_num_seqs 2) hold"))
+      << verify.out;
+}
+
+TEST(CliTest, ScheduleLegacyRefusesACap) {
+  const CliResult result = RunCli({"schedule", "--scheduler", "legacy", "--samples", "8",
+                                   "--max-num-seqs", "2"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(result.err, "legacy scheduler takes no cap")) << result.err;
 }
 
 TEST(CliTest, VerifyReadsStandardInput) {
