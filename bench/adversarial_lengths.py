@@ -19,7 +19,7 @@ import argparse
 import random
 import sys
 
-MAX_LEN = 1 << 26  # SPEC: a sample has 1 to 2^26 tokens
+MAX_LEN = 1 << 26  # docs/specification.md: a sample has 1 to 2^26 tokens
 
 
 def draw(distribution, samples, mslpr, rng):

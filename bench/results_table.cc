@@ -248,7 +248,7 @@ std::string PeakRatioCell(const Run* numerator, const Run* denominator) {
 }
 
 // The core's microbatch count; the oracle's too when it differs (it must
-// not: both implement SPEC).
+// not: both implement docs/specification.md).
 std::string MicrobatchCell(const Run* core, const Run* oracle) {
   if (!Succeeded(core) || !core->microbatches) return "-";
   std::string cell = absl::StrFormat("%.0f", *core->microbatches);

@@ -4,7 +4,7 @@
 //   dcpsched [flags]               same as dcpsched schedule [flags]
 //   dcpsched schedule [flags]      schedule one batch and report on it
 //   dcpsched compare [flags]       every scheduler on one batch, side by side
-//   dcpsched verify FILE           check a schedule file against SPEC
+//   dcpsched verify FILE           check a schedule file against docs/specification.md
 //   dcpsched check-golden FILE...  check the core against golden vectors
 //
 // Every error is one line on stderr; the exit status is 0 on success, 1 when
@@ -69,7 +69,7 @@ int RunDcpsched(int argc, char** argv) {
   CLI::App* verify = app.add_subcommand(
       "verify",
       "Check a schedule file (JSON: the problem and its schedule) against "
-      "SPEC's invariants; prints each violation, exits 1 if there is one");
+      "the invariants of docs/specification.md; prints each violation, exits 1 if there is one");
   CLI::App* check_golden = app.add_subcommand(
       "check-golden",
       "Check the schedulers against golden vector files; prints each failing "

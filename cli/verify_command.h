@@ -1,5 +1,5 @@
 // `dcpsched verify FILE`: checks a schedule made anywhere (this program,
-// upstream Megatron-LM, a hand edit) against SPEC's invariants.
+// upstream Megatron-LM, a hand edit) against the specification's invariants.
 //
 // FILE (or "-" for standard input) is a schedule file (io/schedule_file.h,
 // docs/schedule_json.md): the problem and the schedule, either as

@@ -1,4 +1,4 @@
-// The schedule checker: does a dynamic-CP schedule keep SPEC's invariants?
+// The schedule checker: does a dynamic-CP schedule keep the specification's invariants?
 //
 // It judges a schedule from anywhere (this library, upstream Megatron-LM, a
 // file) against the problem it claims to solve, from the definitions alone:

@@ -171,7 +171,7 @@ class PackingAwareBuilder {
     max_work_ = 0.0;
   }
 
-  // SPEC steps 3-5: the longest remaining sample opens the first group, then
+  // The specification's steps 3-5: the longest remaining sample opens the first group, then
   // every later sample that fits somewhere takes its best placement.
   void PlaceSamples() {
     std::size_t position = remaining_.FirstAtOrAfter(0);
@@ -205,7 +205,7 @@ class PackingAwareBuilder {
     return longest;
   }
 
-  // SPEC step 5: every CP size from the sample's minimum up; at each, the
+  // The specification's step 5: every CP size from the sample's minimum up; at each, the
   // groups of that size oldest first, then a new group. The lowest projected
   // busiest-rank work within the cap wins; ties keep the earlier candidate.
   // No candidate can beat the current busiest group's work, so the search
@@ -311,7 +311,7 @@ class PackingAwareBuilder {
     group.last = position;
   }
 
-  // SPEC step 6: expand-once until no rank is free, else the full-group
+  // The specification's step 6: expand-once until no rank is free, else the full-group
   // fallback.
   absl::Status FillFreeRanks() {
     while (free_ranks_ > 0) {

@@ -29,9 +29,9 @@ namespace dcpsched {
 absl::StatusOr<PackedMicrobatch> PackingAwareStep(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
-// The step's placement before its fill step (SPEC step 5 alone): like
+// The step's placement before its fill step (the specification's step 5 alone): like
 // PackingAwareStep, but ranks no sample reached stay empty (work 0) and the
-// leftovers are the placement's. For inspecting a step, and for testing SPEC
+// leftovers are the placement's. For inspecting a step, and for testing the specification's
 // invariant 7: the empty ranks form a tail.
 absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);

@@ -1,4 +1,4 @@
-// How good a schedule is, measured rather than asserted (SPEC "Quality").
+// How good a schedule is, measured rather than asserted (the specification's "Quality measures").
 //
 // MeasureQuality reads any schedule (from any scheduler, valid or not) and
 // reports what each CP group carries, how close the critical path comes to a

@@ -1,4 +1,4 @@
-// Input validation for every scheduler: the limits of SPEC "Valid input".
+// Input validation for every scheduler: the limits of the specification's "Valid input".
 //
 // Each scheduler calls these before it runs, so callers never need to; they
 // are public so that a caller can reject a bad global batch early, and so the

@@ -85,7 +85,7 @@ struct RunStart {
 // Reads the microbatch's ranks left to right as CP-group runs: a run starting
 // at rank s is s and the following ranks whose ids contain the first id of
 // rank s. Every rank of a group holds the same ids, so a run is a sequence of
-// whole groups (in a schedule that keeps SPEC's invariants, one group).
+// whole groups (in a schedule that keeps the specification's invariants, one group).
 // Returns where each run starts, then {W, groups.size()}. Run sizes must not
 // increase from left to right (upstream asserts it): every scheduler lays
 // groups out largest first, so in an input microbatch (`from_input`) that is

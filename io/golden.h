@@ -1,5 +1,5 @@
 // Golden vectors: cases produced by running the upstream Python scheduler
-// (format: SPEC "Golden vectors", one JSON object per line), and the check
+// (format: the specification's "Golden vectors", one JSON object per line), and the check
 // that runs one case through the core and compares the result exactly.
 
 #ifndef DCPSCHED_IO_GOLDEN_H_

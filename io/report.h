@@ -9,7 +9,7 @@
 //      and its per-rank tokens and work (listed for small G, summarised as
 //      min / mean / max for large G, from the groups: a report never
 //      needs G lines per microbatch);
-//   3. the figures of SPEC "Quality": balance efficiency, the microbatch
+//   3. the figures of the specification's "Quality measures": balance efficiency, the microbatch
 //      count against its lower bound, the critical-path work;
 //   4. a side-by-side table of every scheduler on the same workload:
 //      efficiency, microbatches, lower bound, critical-path work and

@@ -1,6 +1,6 @@
 // Schedule files: a dynamic-CP problem and a schedule that claims to solve
 // it, as one JSON document, so that a schedule made anywhere (a Megatron-LM
-// run, another tool, a hand edit) can be checked against SPEC's invariants
+// run, another tool, a hand edit) can be checked against the specification's invariants
 // (`dcpsched verify`, core/checker.h).
 //
 // Three forms are read (docs/schedule_json.md has the full description):
@@ -45,7 +45,7 @@
 // which expands back to exactly what was written.
 //
 // Ids are signed 64-bit integers; lengths are integers in [1, 2^26]. The
-// problem read must be valid as SPEC "Valid input" defines it
+// problem read must be valid as the specification's "Valid input" defines it
 // (ValidateDynamicCpProblem); the schedule may be anything of the right
 // shape, however broken: judging it is the checker's job, so a microbatch
 // of the wrong width, an empty rank or an unknown id are not parse errors.

@@ -4,7 +4,7 @@
 // of the run's compact schedule (core/compact_schedule.h) is a box spanning
 // its ranks, drawn from the group alone, so no per-rank list is ever built:
 //   - its outline is the row's full height, which stands for the larger of
-//     the microbatch's work cap (SPEC: tallest len * mslpr * 1.05) and its
+//     the microbatch's work cap (docs/specification.md: tallest len * mslpr * 1.05) and its
 //     busiest rank's work;
 //   - a bar filled with the colour of the group's CP size rises from the
 //     bottom of the box to the group's work per rank;

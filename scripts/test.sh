@@ -13,7 +13,7 @@
 #   asan          the same built with clang-14 under AddressSanitizer +
 #                 UndefinedBehaviorSanitizer (ci-asan), without the
 #                 benchmarks; it is also the clang-14 build of
-#                 schedule_digest (SPEC invariant 9 across compilers)
+#                 schedule_digest (the specification's invariant 9 across compilers)
 #   oss-fuzz      .clusterfuzzlite/build.sh run as the OSS-Fuzz builder runs
 #                 it, and its $OUT checked as check_build does
 #                 (fuzz/oss_fuzz_build_test.sh, oss-fuzz/)

@@ -301,7 +301,7 @@ TEST(InvariantNameTest, NamesEachCheckedInvariantAndNoOtherNumber) {
   EXPECT_STREQ(InvariantName(Invariant::kMinimumCp), "minimum CP size");
   EXPECT_STREQ(InvariantName(Invariant::kVppMultiple), "VPP multiple");
   EXPECT_STREQ(InvariantName(Invariant::kSequenceCap), "sequence cap");
-  // SPEC's invariant 7 holds for the placement before the fill, which the
+  // The specification's invariant 7 holds for the placement before the fill, which the
   // checker cannot see, so 7 is no Invariant; nor are 0 and 9.
   for (const int number : {0, 7, 9}) {
     EXPECT_STREQ(InvariantName(static_cast<Invariant>(number)), "unknown invariant")

@@ -1,5 +1,5 @@
 // Tests of the fixed-CP dp_balanced scheduler (core/dp_balanced.h): hand-
-// worked cases from SPEC "DP-balanced schedule" and every case of
+// worked cases from the specification's "DP-balanced schedule" and every case of
 // golden/dp_balanced_schedule.jsonl.
 
 #include "core/dp_balanced.h"

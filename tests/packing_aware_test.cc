@@ -63,7 +63,7 @@ TEST(PackingAwareStepTest, FullGroupFallbackKeepsWhatFitsAndLeavesTheRest) {
   EXPECT_THAT(step->leftovers, ElementsAre(Sample{1, 5}));
 }
 
-// SPEC's upstream defect: G = 5, mslpr = 1, two samples of length 1. The fill
+// The specification's upstream defect: G = 5, mslpr = 1, two samples of length 1. The fill
 // widens a group so that moved ranks would pass rank G-1 (upstream raises
 // IndexError); here it is FailedPrecondition naming the step and G.
 TEST(PackingAwareStepTest, FillPastLastRankIsFailedPrecondition) {

@@ -1,5 +1,5 @@
 // Tests of VPP alignment (core/vpp_align.h). Expected schedules are worked by
-// hand from SPEC "VPP alignment" and were cross-checked against upstream's
+// hand from the specification's "VPP alignment" and were cross-checked against upstream's
 // align_sample_id_groups.
 
 #include "core/vpp_align.h"
@@ -219,7 +219,7 @@ TEST(VppAlignTest, SplitsUntilNothingIsLeftThenFails) {
   EXPECT_EQ(aligned.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-// SPEC's hang case: G=3, mslpr=1, samples (0,1),(1,1) schedule as one
+// The specification's hang case: G=3, mslpr=1, samples (0,1),(1,1) schedule as one
 // microbatch [0],[0],[1]. The half before the cut is [0],[0] + 1 empty rank:
 // no run is larger than another and the leftmost (2 ranks) does not fit, so
 // upstream loops forever.
