@@ -35,8 +35,16 @@ int CheckGoldenCommand::Run(std::ostream& out, std::ostream& err) const {
     failed += report->failed;
   }
   out << passed << " passed, " << failed << " failed\n";
-  out.flush();
-  return all_files_read && failed == 0 && out ? kExitSuccess : kExitFailure;
+  if (all_files_read && passed + failed == 0) {
+    err << "dcpsched: no golden case in " << files_.size()
+        << (files_.size() == 1 ? " file" : " files")
+        << "; an empty or truncated file checks nothing: regenerate it\n";
+    return FinishOutput(out, err, kExitUsage);
+  }
+  const int status = !all_files_read ? kExitUsage
+                     : failed > 0    ? kExitWrong
+                                     : kExitSuccess;
+  return FinishOutput(out, err, status);
 }
 
 }  // namespace dcpsched

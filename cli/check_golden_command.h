@@ -23,8 +23,9 @@ class CheckGoldenCommand {
   CheckGoldenCommand& operator=(const CheckGoldenCommand&) = delete;
 
   // Failing cases and the totals go to `out`; a file that cannot be read is
-  // reported on `err`. Returns kExitSuccess iff every file was read and no
-  // case failed, else kExitFailure.
+  // reported on `err`. Returns kExitSuccess iff every file was read, they
+  // held at least one case and none failed; kExitWrong if a case failed;
+  // kExitUsage if a file could not be read or no file held a case.
   int Run(std::ostream& out, std::ostream& err) const;
 
  private:

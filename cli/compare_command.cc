@@ -98,13 +98,12 @@ int CompareCommand::Run(std::ostream& out, std::ostream& err) const {
   } else {
     out << CompareHeader(problem) << "\n" << FormatCompareTable(runs);
   }
-  out.flush();
   if (!any_ok) {
     err << "dcpsched: no scheduler can schedule this batch (see the table "
            "for each one's reason)\n";
-    return kExitFailure;
+    return FinishOutput(out, err, kExitUsage);
   }
-  return out ? kExitSuccess : kExitFailure;
+  return FinishOutput(out, err, kExitSuccess);
 }
 
 }  // namespace dcpsched

@@ -7,11 +7,13 @@
 //   dcpsched verify FILE           check a schedule file against docs/specification.md
 //   dcpsched check-golden FILE...  check the core against golden vectors
 //
-// Every error is one line on stderr; the exit status is 0 on success, 1 when
-// the job failed and 2 when the command line must change (exit_codes.h). No
-// exception leaves main.
+// Every error is one line on stderr; the exit status follows one contract
+// for every subcommand (exit_codes.h): 0 ok, 1 the schedule or vectors are
+// wrong, 2 usage or input error, 3 internal or I/O error. No exception
+// leaves main.
 
 #include <exception>
+#include <new>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -27,13 +29,14 @@ namespace dcpsched {
 namespace {
 
 // The arguments with "schedule" inserted when the first one is a flag other
-// than --help, so that `dcpsched --format json` means
+// than --help and --version, so that `dcpsched --format json` means
 // `dcpsched schedule --format json`: schedule is the main job.
 std::vector<const char*> WithDefaultSubcommand(int argc, char** argv) {
   std::vector<const char*> arguments(argv, argv + argc);
   if (argc > 1) {
     const std::string first = argv[1];
-    if (first.starts_with("-") && first != "-h" && first != "--help") {
+    if (first.starts_with("-") && first != "-h" && first != "--help" &&
+        first != "--version") {
       arguments.insert(arguments.begin() + 1, "schedule");
     }
   }
@@ -58,6 +61,8 @@ int RunDcpsched(int argc, char** argv) {
       "without a subcommand are schedule's.",
       "dcpsched");
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", "dcpsched " DCPSCHED_VERSION);
+  app.footer(kExitStatusHelp);
   CLI::App* schedule = app.add_subcommand(
       "schedule",
       "Schedule one global batch (a lengths file or upstream's benchmark "
@@ -105,10 +110,13 @@ int RunDcpsched(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return dcpsched::RunDcpsched(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dcpsched: out of memory; for large G use --format json "
+                 "--compact, which grows with the samples, not with G\n";
   } catch (const std::exception& error) {
     std::cerr << "dcpsched: internal error: " << error.what() << "\n";
   } catch (...) {
     std::cerr << "dcpsched: internal error (unknown exception)\n";
   }
-  return dcpsched::kExitFailure;
+  return dcpsched::kExitInternal;
 }

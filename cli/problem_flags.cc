@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
+#include "cli/integer_flag.h"
 #include "core/types.h"
 #include "core/validate.h"
 #include "io/lengths_file.h"
@@ -36,7 +37,8 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
       command
           .add_option("--lengths", flags_.lengths_file,
                       "Read the batch from FILE: one sample per line, `len` "
-                      "or `id,len`, # comments (default: generate it)")
+                      "or `id,len`, # comments; - reads standard input (default: "
+                      "generate it)")
           ->type_name("FILE");
 
   total_gpus_option_ =
@@ -45,17 +47,17 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
                       "G, the number of DPxCP ranks; dp_balanced then runs "
                       "as dp G x cp 1")
           ->type_name("G")
-          ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+          ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
   CLI::Option* dp =
       command.add_option("--dp", flags_.dp_size, "Data-parallel size D")
           ->type_name("D")
           ->capture_default_str()
-          ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+          ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
   CLI::Option* cp =
       command.add_option("--cp", flags_.cp_size, "Context-parallel size C")
           ->type_name("C")
           ->capture_default_str()
-          ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+          ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
   total_gpus_option_->excludes(dp)->excludes(cp);
 
   command
@@ -63,20 +65,20 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
                   "Token budget of one rank in one microbatch")
       ->type_name("M")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{1}, kMaxSeqLenPerRank));
+      ->check(IntegerIn(std::int64_t{1}, kMaxSeqLenPerRank));
   command
       .add_option("--min-cp", flags_.min_cp_size,
                   "Smallest CP group a sample may use (a power of two <= G)")
       ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{1}, kMaxTotalGpus));
+      ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
   vpp_option_ =
       command
           .add_option("--vpp", flags_.vpp_group,
                       "Make the microbatch count a multiple of K "
                       "(microbatch_group_size_per_vp_stage; default: none)")
           ->type_name("K")
-          ->check(CLI::Range(std::int64_t{1}, kMaxVppGroup));
+          ->check(IntegerIn(std::int64_t{1}, kMaxVppGroup));
   max_num_seqs_option_ =
       command
           .add_option("--max-num-seqs", flags_.max_num_seqs,
@@ -85,7 +87,7 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
                       "Megatron-LM PR #6479), per packed sequence for "
                       "dp_balanced; legacy refuses it (default: no limit)")
           ->type_name("N")
-          ->check(CLI::Range(std::int64_t{1}, INT64_MAX));
+          ->check(IntegerIn(std::int64_t{1}, INT64_MAX));
 
   std::vector<CLI::Option*> workload_options;
   workload_options.push_back(
@@ -99,14 +101,15 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
   workload_options.push_back(command
                                  .add_option("--seed", flags_.workload.seed,
                                              "Seed of the generated workload")
-                                 ->capture_default_str());
+                                 ->capture_default_str()
+                                 ->check(UnsignedInteger()));
   workload_options.push_back(
       command
           .add_option("--samples", flags_.workload.num_samples,
                       "Number of generated samples")
           ->type_name("N")
           ->capture_default_str()
-          ->check(CLI::Range(std::int64_t{0}, kMaxWorkloadSamples)));
+          ->check(IntegerIn(std::int64_t{0}, kMaxWorkloadSamples)));
   mean_option_ = command.add_option(
       "--mean", flags_.workload.mean_len,
       "Mean of the unclipped lognormal (upstream's mean_seq_len)");
@@ -120,14 +123,14 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
                       "Generated lengths are clipped up to this")
           ->type_name("N")
           ->capture_default_str()
-          ->check(CLI::Range(std::int64_t{1}, kMaxSampleLen)));
+          ->check(IntegerIn(std::int64_t{1}, kMaxSampleLen)));
   workload_options.push_back(
       command
           .add_option("--max-len", flags_.workload.max_len,
                       "Generated lengths are clipped down to this")
           ->type_name("N")
           ->capture_default_str()
-          ->check(CLI::Range(std::int64_t{1}, kMaxSampleLen)));
+          ->check(IntegerIn(std::int64_t{1}, kMaxSampleLen)));
   for (CLI::Option* option : workload_options) lengths->excludes(option);
 }
 
@@ -160,7 +163,7 @@ int ProblemFlags::BuildSamples(std::ostream& err,
         ReadLengthsFile(flags_.lengths_file);
     if (!samples.ok()) {
       err << "dcpsched: " << samples.status().message() << "\n";
-      return kExitFailure;
+      return kExitUsage;
     }
     problem->samples = *std::move(samples);
     problem->workload_description =

@@ -28,8 +28,8 @@ class ProblemFlags {
 
   // Builds the problem the parsed (or default) flags describe into
   // `*problem`. Returns kExitSuccess, or writes one error line to `err` and
-  // returns kExitUsage (parameters out of range) or kExitFailure (the
-  // lengths file cannot be read or parsed).
+  // returns kExitUsage (parameters out of range, or the lengths file cannot
+  // be read or parsed).
   int BuildProblem(std::ostream& err, SchedulingProblem* problem) const;
 
  private:

@@ -64,7 +64,7 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
     err << "dcpsched: " << SchedulerName(*chosen)
         << " cannot schedule this batch: " << chosen_run->status.message()
         << "\n";
-    return kExitFailure;
+    return kExitUsage;
   }
   if (!svg_file_.empty()) {
     if (const int written =
@@ -80,8 +80,7 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
   } else {
     out << FormatReport(problem, *chosen_run, runs);
   }
-  out.flush();
-  return out ? kExitSuccess : kExitFailure;
+  return FinishOutput(out, err, kExitSuccess);
 }
 
 }  // namespace dcpsched

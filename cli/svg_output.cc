@@ -28,7 +28,7 @@ int WriteScheduleSvg(const std::string& path, const SchedulingProblem& problem,
   if (!file) {
     err << "dcpsched: cannot write SVG file \"" << path
         << "\"; check that its directory exists and is writable\n";
-    return kExitFailure;
+    return kExitInternal;
   }
   return kExitSuccess;
 }

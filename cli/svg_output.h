@@ -20,7 +20,7 @@ std::string SvgPathForScheduler(const std::string& path,
                                 SchedulerKind scheduler);
 
 // Writes the picture of `run` to `path`. Returns kExitSuccess, or writes one
-// error line to `err` and returns kExitFailure.
+// error line to `err` and returns kExitInternal (an I/O error).
 int WriteScheduleSvg(const std::string& path, const SchedulingProblem& problem,
                      const ScheduleRun& run, std::ostream& err);
 

@@ -54,9 +54,7 @@ int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
         << file->samples.size() << (file->samples.size() == 1 ? " sample" : " samples")
         << "; " << HeldInvariants(file->options) << " hold (docs/specification.md)\n";
   }
-  out.flush();
-  if (!out) return kExitFailure;
-  return violations.empty() ? kExitSuccess : kExitFailure;
+  return FinishOutput(out, err, violations.empty() ? kExitSuccess : kExitWrong);
 }
 
 }  // namespace dcpsched

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -206,7 +207,15 @@ absl::StatusOr<std::vector<Sample>> ParseLengthsFile(
   return std::move(parser).TakeSamples();
 }
 
-absl::StatusOr<std::vector<Sample>> ReadLengthsFile(const std::string& path) {
+namespace {
+
+// The bytes of the file at `path`, or of standard input for "-".
+absl::StatusOr<std::string> ReadLengthsInput(const std::string& path) {
+  std::ostringstream contents;
+  if (path == "-") {
+    contents << std::cin.rdbuf();
+    return contents.str();
+  }
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -218,17 +227,24 @@ absl::StatusOr<std::vector<Sample>> ReadLengthsFile(const std::string& path) {
         absl::StrCat("cannot open lengths file \"", path,
                      "\"; check the path and its permissions"));
   }
-  std::ostringstream contents;
   contents << file.rdbuf();
   if (file.bad()) {
     return absl::DataLossError(
         absl::StrCat("error while reading lengths file \"", path, "\""));
   }
-  absl::StatusOr<std::vector<Sample>> samples =
-      ParseLengthsFile(contents.str());
+  return contents.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Sample>> ReadLengthsFile(const std::string& path) {
+  const absl::StatusOr<std::string> contents = ReadLengthsInput(path);
+  if (!contents.ok()) return contents.status();
+  absl::StatusOr<std::vector<Sample>> samples = ParseLengthsFile(*contents);
   if (!samples.ok()) {
     return absl::Status(samples.status().code(),
-                        absl::StrCat(path, ": ", samples.status().message()));
+                        absl::StrCat(path == "-" ? "<stdin>" : path, ": ",
+                                     samples.status().message()));
   }
   return samples;
 }

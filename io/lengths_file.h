@@ -39,8 +39,8 @@ namespace dcpsched {
 absl::StatusOr<std::vector<Sample>> ParseLengthsFile(
     absl::string_view contents);
 
-// Reads and parses the file at `path`. NotFound if it cannot be opened;
-// parse errors are prefixed with the path.
+// Reads and parses the file at `path` ("-": standard input). NotFound if it
+// cannot be opened; parse errors are prefixed with the path ("<stdin>").
 absl::StatusOr<std::vector<Sample>> ReadLengthsFile(const std::string& path);
 
 // Writes `samples` as a lengths file that ParseLengthsFile reads back to the

@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -57,12 +58,13 @@ std::string TempPath(const std::string& name) {
 }
 
 // Runs dcpsched with `arguments`, capturing stdout and stderr; standard
-// input is `input`.
+// input is `input`. With `stdout_full`, standard output is /dev/full, where
+// every write fails.
 CliResult RunCliWithInput(const std::vector<std::string>& arguments,
-                          const std::string& input) {
+                          const std::string& input, bool stdout_full = false) {
   const std::string in_path = TempPath("stdin");
   WriteFile(in_path, input);
-  const std::string out_path = TempPath("stdout");
+  const std::string out_path = stdout_full ? "/dev/full" : TempPath("stdout");
   const std::string err_path = TempPath("stderr");
   std::vector<std::string> argv_strings = {DCPSCHED_CLI_PATH};
   argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
@@ -91,10 +93,10 @@ CliResult RunCliWithInput(const std::vector<std::string>& arguments,
   waitpid(pid, &status, 0);
   result.exited = WIFEXITED(status);
   result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
-  result.out = ReadWholeFile(out_path);
+  if (!stdout_full) result.out = ReadWholeFile(out_path);
   result.err = ReadWholeFile(err_path);
   std::remove(in_path.c_str());
-  std::remove(out_path.c_str());
+  if (!stdout_full) std::remove(out_path.c_str());
   std::remove(err_path.c_str());
   return result;
 }
@@ -229,7 +231,7 @@ TEST(CliTest, MissingLengthsFileIsAnError) {
   const CliResult result =
       RunCli({"schedule", "--lengths", "/nonexistent/dcpsched/lengths.txt"});
 
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   ExpectOneErrorLine(result, "cannot open lengths file");
 }
 
@@ -237,7 +239,7 @@ TEST(CliTest, UnschedulableBatchIsASchedulingError) {
   // Lengths up to 8192 need CP 64 with 128-token ranks; G is 8.
   const CliResult result = RunCli({"--mslpr", "128"});
 
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   ExpectOneErrorLine(result, "packing_aware cannot schedule this batch");
 }
 
@@ -305,7 +307,7 @@ TEST(CliTest, CheckGoldenReportsUnreadableFile) {
   const CliResult result =
       RunCli({"check-golden", "/nonexistent/dcpsched/golden.jsonl"});
 
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   ExpectOneErrorLine(result, "/nonexistent/dcpsched/golden.jsonl");
   EXPECT_EQ(LastLine(result.out), "0 passed, 0 failed");
 }
@@ -479,7 +481,7 @@ TEST(CliTest, ScheduleUnderACapVerifiesUnderIt) {
 TEST(CliTest, ScheduleLegacyRefusesACap) {
   const CliResult result = RunCli({"schedule", "--scheduler", "legacy", "--samples", "8",
                                    "--max-num-seqs", "2"});
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(result.err, "legacy scheduler takes no cap")) << result.err;
 }
 
@@ -724,7 +726,7 @@ TEST(CliTest, UnwritableSvgIsAnError) {
   const CliResult result =
       RunCli({"schedule", "--svg", "/nonexistent/dcpsched/picture.svg"});
 
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 3);
   ExpectOneErrorLine(result, "cannot write SVG file");
 }
 
@@ -793,9 +795,115 @@ TEST(CliTest, CompareShowsAFailingSchedulerAndSucceeds) {
 TEST(CliTest, CompareWithEverySchedulerFailingIsAnError) {
   const CliResult result = RunCli({"compare", "--mslpr", "128"});
 
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   ExpectOneErrorLine(result, "no scheduler can schedule this batch");
   EXPECT_TRUE(absl::StrContains(result.out, "\npacking_aware   error: "));
+}
+
+// The exit-status contract (cli/exit_codes.h), the same for every
+// subcommand: 0 ok, 1 wrong answer, 2 usage or input error, 3 I/O or
+// internal error.
+TEST(CliTest, EverySubcommandKeepsTheExitStatusContract) {
+  const std::string schedule_file = TempPath("schedule.json");
+  WriteFile(schedule_file, GoodScheduleFile().dump());
+  json broken = GoodScheduleFile();
+  broken["groups"][0][0] = json::array({1});
+  const std::string broken_file = TempPath("broken.json");
+  WriteFile(broken_file, broken.dump());
+  const std::string golden = std::string(DCPSCHED_GOLDEN_DIR) + "/vpp_align.jsonl";
+  const std::string empty = TempPath("empty.jsonl");
+  WriteFile(empty, "");
+  const std::string missing = "/nonexistent/dcpsched/file";
+  struct Case {
+    std::vector<std::string> arguments;
+    int exit_code;
+  };
+  const std::vector<Case> cases = {
+      {{"schedule", "--samples", "16"}, 0},
+      {{"compare", "--samples", "16"}, 0},
+      {{"verify", schedule_file}, 0},
+      {{"check-golden", golden}, 0},
+      {{"--version"}, 0},
+      {{"verify", broken_file}, 1},
+      {{"schedule", "--no-such-flag"}, 2},
+      {{"compare", "--dp", "abc"}, 2},
+      {{"verify"}, 2},
+      {{"check-golden"}, 2},
+      {{"schedule", "--lengths", missing}, 2},
+      {{"compare", "--lengths", missing}, 2},
+      {{"verify", missing}, 2},
+      {{"check-golden", missing}, 2},
+      {{"check-golden", empty}, 2},
+      {{"schedule", "--mslpr", "128"}, 2},
+      {{"schedule", "--svg", "/nonexistent/dcpsched/picture.svg"}, 3},
+  };
+  for (const Case& c : cases) {
+    const CliResult result = RunCli(c.arguments);
+    EXPECT_TRUE(result.exited);
+    EXPECT_EQ(result.exit_code, c.exit_code)
+        << absl::StrJoin(c.arguments, " ") << "\n" << result.err;
+    // A wrong answer is the command's output; any other failure says why.
+    const std::string& why = c.exit_code == 1 ? result.out : result.err;
+    EXPECT_EQ(why.empty(), c.exit_code == 0) << absl::StrJoin(c.arguments, " ");
+  }
+  std::remove(schedule_file.c_str());
+  std::remove(broken_file.c_str());
+  std::remove(empty.c_str());
+}
+
+// A failed write of the output is exit 3 with a message, for every
+// subcommand that writes one.
+TEST(CliTest, AFailedWriteIsExitThreeWithAMessage) {
+  const std::string schedule_file = TempPath("schedule.json");
+  WriteFile(schedule_file, GoodScheduleFile().dump());
+  const std::string golden = std::string(DCPSCHED_GOLDEN_DIR) + "/vpp_align.jsonl";
+  for (const std::vector<std::string>& arguments :
+       std::vector<std::vector<std::string>>{{"schedule", "--samples", "16"},
+                                             {"schedule", "--format", "json"},
+                                             {"compare"},
+                                             {"verify", schedule_file},
+                                             {"check-golden", golden}}) {
+    const CliResult result = RunCliWithInput(arguments, "", /*stdout_full=*/true);
+    EXPECT_EQ(result.exit_code, 3) << absl::StrJoin(arguments, " ");
+    EXPECT_TRUE(absl::StrContains(result.err, "cannot write the output"))
+        << absl::StrJoin(arguments, " ") << ": " << result.err;
+  }
+  std::remove(schedule_file.c_str());
+}
+
+TEST(CliTest, VersionNamesTheProgram) {
+  const CliResult result = RunCli({"--version"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(result.out, "dcpsched ")) << result.out;
+}
+
+TEST(CliTest, IntegerFlagsSayNotAnIntegerOrOutOfRange) {
+  struct Case {
+    std::string flag, value, says;
+  };
+  for (const Case& c : std::vector<Case>{{"--total-gpus", "abc", "not an integer"},
+                                         {"--total-gpus", "70000", "out of range"},
+                                         {"--total-gpus", "+8", "not an integer"},
+                                         {"--total-gpus", "8.0", "not an integer"},
+                                         {"--seed", "-1", "out of range"},
+                                         {"--seed", "18446744073709551616", "out of range"},
+                                         {"--max-num-seqs", "9223372036854775808", "out of range"},
+                                         {"--max-num-seqs", "0", "out of range"},
+                                         {"--samples", "1e3", "not an integer"}}) {
+    const CliResult result = RunCli({"schedule", c.flag, c.value});
+    EXPECT_EQ(result.exit_code, 2) << c.flag << " " << c.value;
+    EXPECT_TRUE(absl::StrContains(result.err, c.flag)) << result.err;
+    EXPECT_TRUE(absl::StrContains(result.err, c.says)) << c.flag << " " << c.value << ": " << result.err;
+  }
+  // 2^64 - 1 is a seed, and a different one from 0.
+  EXPECT_EQ(RunCli({"schedule", "--seed", "18446744073709551615", "--samples", "4"}).exit_code, 0);
+}
+
+TEST(CliTest, LengthsDashReadsStandardInput) {
+  const CliResult result =
+      RunCliWithInput({"schedule", "--lengths", "-", "--format", "json"}, "4096\n100\n");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(json::parse(result.out)["samples"], json::parse("[[0, 4096], [1, 100]]"));
 }
 
 TEST(CliTest, CompareTakesTheWorkloadFlags) {
