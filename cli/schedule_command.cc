@@ -1,5 +1,6 @@
 #include "cli/schedule_command.h"
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -71,6 +72,18 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
             WriteScheduleSvg(svg_file_, problem, *chosen_run, err);
         written != kExitSuccess) {
       return written;
+    }
+  }
+  if (format_ == "json" && !compact_) {
+    const std::int64_t values = PerRankJsonValues(chosen_run->schedule);
+    if (values > kMaxPerRankJsonValues) {
+      err << "dcpsched: the per-rank JSON of this schedule would hold "
+          << values << " values (" << chosen_run->schedule.microbatches.size()
+          << " microbatches x G = " << problem.parameters.total_gpus()
+          << " ranks), more than the " << kMaxPerRankJsonValues
+          << " dcpsched writes; add --compact for the compact form, which "
+             "grows with the samples and CP groups, not with G\n";
+      return kExitUsage;
     }
   }
   if (format_ == "json") {

@@ -181,4 +181,15 @@ std::string FormatScheduleRunJson(const SchedulingProblem& problem,
          "\n";
 }
 
+std::int64_t PerRankJsonValues(const CompactSchedule& schedule) {
+  std::int64_t values = 0;
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    for (const CpGroupIds& group : microbatch.groups) {
+      // Each rank's list, its ids, and its two load figures.
+      values += group.size * (3 + static_cast<std::int64_t>(group.ids.size()));
+    }
+  }
+  return values;
+}
+
 }  // namespace dcpsched

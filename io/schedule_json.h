@@ -67,6 +67,7 @@
 #ifndef DCPSCHED_IO_SCHEDULE_JSON_H_
 #define DCPSCHED_IO_SCHEDULE_JSON_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/types/span.h"
@@ -98,6 +99,17 @@ nlohmann::json PerRankGroupsToJson(const CompactSchedule& schedule);
 // The "dcpsched.compare.v1" document of `runs`, each a run on `problem`.
 nlohmann::json ComparisonToJson(const SchedulingProblem& problem,
                                 absl::Span<const ScheduleRun> runs);
+
+// How many JSON values the per-rank form ("groups", "rank_tokens",
+// "rank_work") of `schedule` holds: it grows with microbatches x G, where
+// the compact form grows with the groups. Counted from the compact form in
+// O(groups), so a caller can refuse a document before building it.
+std::int64_t PerRankJsonValues(const CompactSchedule& schedule);
+
+// The most values of a per-rank document dcpsched builds (about 2-3 GiB of
+// memory while it is written); `dcpsched schedule --format json` refuses a
+// larger one and names --compact.
+inline constexpr std::int64_t kMaxPerRankJsonValues = std::int64_t{1} << 26;
 
 // ScheduleRunToJson written on one line (so runs can be appended to a
 // .jsonl file), followed by a newline.

@@ -30,6 +30,19 @@ namespace {
 
 using nlohmann::json;
 
+// Whether this build (and so the dcpsched it runs) has AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 struct CliResult {
   bool exited = false;  // false: killed by a signal (a crash)
   int exit_code = -1;
@@ -57,17 +70,15 @@ std::string TempPath(const std::string& name) {
                       "_", test->name(), "_", name);
 }
 
-// Runs dcpsched with `arguments`, capturing stdout and stderr; standard
-// input is `input`. With `stdout_full`, standard output is /dev/full, where
-// every write fails.
-CliResult RunCliWithInput(const std::vector<std::string>& arguments,
-                          const std::string& input, bool stdout_full = false) {
+// Runs the program argv_strings[0] with the rest as its arguments,
+// capturing stdout and stderr; standard input is `input`. With
+// `stdout_full`, standard output is /dev/full, where every write fails.
+CliResult RunProgram(std::vector<std::string> argv_strings, const std::string& input,
+                     bool stdout_full = false) {
   const std::string in_path = TempPath("stdin");
   WriteFile(in_path, input);
   const std::string out_path = stdout_full ? "/dev/full" : TempPath("stdout");
   const std::string err_path = TempPath("stderr");
-  std::vector<std::string> argv_strings = {DCPSCHED_CLI_PATH};
-  argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
   std::vector<char*> argv;
   for (std::string& argument : argv_strings) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -86,7 +97,7 @@ CliResult RunCliWithInput(const std::vector<std::string>& arguments,
       posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << DCPSCHED_CLI_PATH;
+    ADD_FAILURE() << "cannot run " << argv_strings[0];
     return result;
   }
   int status = 0;
@@ -99,6 +110,14 @@ CliResult RunCliWithInput(const std::vector<std::string>& arguments,
   if (!stdout_full) std::remove(out_path.c_str());
   std::remove(err_path.c_str());
   return result;
+}
+
+// Runs dcpsched with `arguments` (see RunProgram).
+CliResult RunCliWithInput(const std::vector<std::string>& arguments,
+                          const std::string& input, bool stdout_full = false) {
+  std::vector<std::string> argv_strings = {DCPSCHED_CLI_PATH};
+  argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
+  return RunProgram(std::move(argv_strings), input, stdout_full);
 }
 
 CliResult RunCli(const std::vector<std::string>& arguments) {
@@ -869,6 +888,37 @@ TEST(CliTest, AFailedWriteIsExitThreeWithAMessage) {
         << absl::StrJoin(arguments, " ") << ": " << result.err;
   }
   std::remove(schedule_file.c_str());
+}
+
+// 4096 samples of up to 2^26 tokens at G = 65536 need about one microbatch
+// each: the per-rank JSON would hold some 4096 x 65536 rank lists. It is
+// refused before it is built, with exit 2 and a message naming --compact,
+// under a 2 GiB address-space limit (not under AddressSanitizer, whose
+// shadow memory needs far more address space than that).
+TEST(CliTest, PerRankJsonTooLargeIsRefusedNamingCompact) {
+  const std::string path = TempPath("huge.txt");
+  std::string lengths;
+  std::uint64_t state = 5154;
+  for (int i = 0; i < 4096; ++i) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    absl::StrAppend(&lengths, 1 + (state >> 38) % (std::uint64_t{1} << 26), "\n");
+  }
+  WriteFile(path, lengths);
+  std::vector<std::string> command = {DCPSCHED_CLI_PATH, "schedule", "--lengths", path,
+                                      "--total-gpus", "65536", "--format", "json"};
+  if (!kAddressSanitizer) {
+    command.insert(command.begin(),
+                   {"/bin/sh", "-c", "ulimit -v 2097152 && exec \"$0\" \"$@\""});
+  }
+  const CliResult result = RunProgram(command, "");
+  EXPECT_TRUE(result.exited) << "killed by a signal: " << result.err;
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.out, "");
+  ExpectOneErrorLine(result, "add --compact");
+  command.push_back("--compact");
+  const CliResult compact = RunProgram(command, "");
+  EXPECT_EQ(compact.exit_code, 0) << compact.err;
+  std::remove(path.c_str());
 }
 
 TEST(CliTest, VersionNamesTheProgram) {
