@@ -57,6 +57,23 @@ TEST(ScheduleJsonTest, DescribesParametersWorkloadAndSamples) {
   EXPECT_EQ(document["samples"], json::parse("[[7, 8], [8, 2], [9, 2]]"));
 }
 
+// The count the CLI refuses large documents by is the per-rank form's own:
+// every rank list, every id in it, and every rank's two load figures.
+TEST(ScheduleJsonTest, PerRankJsonValuesCountsThePerRankForm) {
+  const SchedulingProblem problem = TinyProblem();
+  const json document = ScheduleRunToJson(problem, TinyRun(problem));
+  std::int64_t values = 0;
+  for (const json& microbatch : document["groups"]) {
+    for (const json& rank : microbatch) values += 1 + static_cast<std::int64_t>(rank.size());
+  }
+  for (const json& microbatch : document["microbatches"]) {
+    values += static_cast<std::int64_t>(microbatch["rank_tokens"].size() +
+                                        microbatch["rank_work"].size());
+  }
+  EXPECT_EQ(PerRankJsonValues(TinyRun(problem).schedule), values);
+  EXPECT_EQ(values, 4 * 3 + 4);
+}
+
 TEST(ScheduleJsonTest, GroupsHaveUpstreamsShape) {
   const SchedulingProblem problem = TinyProblem();
 
