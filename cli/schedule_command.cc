@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "cli/comparison_runs.h"
 #include "cli/exit_codes.h"
 #include "cli/problem_flags.h"
 #include "cli/svg_output.h"
@@ -32,6 +33,15 @@ ScheduleCommand::ScheduleCommand(CLI::App& command) : problem_flags_(command) {
                   "Also draw the scheduler's schedule into FILE (SVG: ranks "
                   "across, microbatches down)")
       ->type_name("FILE");
+  compare_option_ =
+      command
+          .add_option("--compare", compare_,
+                      "Text report: the schedulers to compare with, "
+                      "comma-separated (packing_aware,dp_balanced,legacy), "
+                      "none, or auto: all, but legacy only where it takes "
+                      "no longer than about a second (it rescans the batch "
+                      "once per microbatch)")
+          ->capture_default_str();
   command.add_flag("--compact", compact_,
                    "With --format json: write the compact form "
                    "(dcpsched.schedule_run.v2: each microbatch as its CP "
@@ -54,13 +64,19 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
     err << "dcpsched: " << chosen.status().message() << "\n";
     return kExitUsage;
   }
-  const std::vector<ScheduleRun> runs =
-      format_ == "json" ? std::vector<ScheduleRun>{RunScheduler(*chosen, problem)}
-                        : RunAllSchedulers(problem);
-  const ScheduleRun* chosen_run = nullptr;
-  for (const ScheduleRun& run : runs) {
-    if (run.scheduler == *chosen) chosen_run = &run;
+  if (format_ == "json" && compare_option_->count() > 0) {
+    err << "dcpsched: --compare chooses the comparison table of the text "
+           "report; the JSON output has none (dcpsched compare --format json "
+           "compares)\n";
+    return kExitUsage;
   }
+  const absl::StatusOr<Comparison> comparison = ParseComparison(compare_);
+  if (!comparison.ok()) {
+    err << "dcpsched: " << comparison.status().message() << "\n";
+    return kExitUsage;
+  }
+  const ScheduleRun chosen_run_value = RunScheduler(*chosen, problem);
+  const ScheduleRun* chosen_run = &chosen_run_value;
   if (!chosen_run->status.ok()) {
     err << "dcpsched: " << SchedulerName(*chosen)
         << " cannot schedule this batch: " << chosen_run->status.message()
@@ -91,7 +107,8 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
         problem, *chosen_run,
         compact_ ? ScheduleForm::kCompact : ScheduleForm::kPerRank);
   } else {
-    out << FormatReport(problem, *chosen_run, runs);
+    out << FormatReport(problem, *chosen_run,
+                        ComparisonRuns(*comparison, problem, *chosen_run));
   }
   return FinishOutput(out, err, kExitSuccess);
 }

@@ -3,8 +3,9 @@
 // The batch is read from a lengths file (--lengths) or drawn from upstream's
 // DCP benchmark workload (clipped lognormal, io/workload.h); see
 // problem_flags.h for every problem flag. The chosen scheduler's schedule is
-// printed as a text report, with a side-by-side table of all three
-// schedulers on the same batch (--format text, the default), or as one line
+// printed as a text report, with a side-by-side table of the schedulers on
+// the same batch (--format text, the default; --compare chooses them, see
+// comparison_runs.h), or as one line
 // of JSON (--format json, io/schedule_json.h): per rank
 // ("dcpsched.schedule_run.v1"), or with --compact the compact form
 // ("dcpsched.schedule_run.v2"), whose size does not grow with G. The run is
@@ -43,6 +44,8 @@ class ScheduleCommand {
   std::string format_ = "text";
   std::string svg_file_;
   bool compact_ = false;
+  std::string compare_ = "auto";
+  CLI::Option* compare_option_ = nullptr;
 };
 
 }  // namespace dcpsched

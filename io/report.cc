@@ -212,6 +212,10 @@ std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
   absl::StrAppend(&text, options.show_time ? "  time ms\n" : "\n");
   for (const ScheduleRun& run : runs) {
     absl::StrAppendFormat(&text, "%-14s  ", SchedulerName(run.scheduler));
+    if (!run.skipped.empty()) {
+      absl::StrAppend(&text, "skipped: ", run.skipped, "\n");
+      continue;
+    }
     if (!run.status.ok()) {
       absl::StrAppend(&text, "error: ", run.status.message(), "\n");
       continue;
@@ -233,9 +237,9 @@ std::string FormatReport(const SchedulingProblem& problem,
                          const ScheduleRun& run,
                          absl::Span<const ScheduleRun> comparison,
                          const ReportOptions& options) {
-  return absl::StrCat(FormatReportHeader(problem),
-                      FormatRunDetail(problem, run, options),
-                      FormatComparisonTable(comparison, options));
+  return absl::StrCat(
+      FormatReportHeader(problem), FormatRunDetail(problem, run, options),
+      comparison.empty() ? "" : FormatComparisonTable(comparison, options));
 }
 
 }  // namespace dcpsched

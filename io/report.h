@@ -42,7 +42,8 @@ struct ReportOptions {
 };
 
 // The whole report: header, `run` in detail, then the comparison table of
-// `comparison` (typically RunAllSchedulers on the same problem).
+// `comparison` (typically RunAllSchedulers on the same problem; no table
+// when it is empty). A skipped run's row says why it was skipped.
 std::string FormatReport(const SchedulingProblem& problem,
                          const ScheduleRun& run,
                          absl::Span<const ScheduleRun> comparison,

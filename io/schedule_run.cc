@@ -167,6 +167,13 @@ ScheduleRun RunScheduler(SchedulerKind scheduler,
   return run;
 }
 
+ScheduleRun SkippedRun(SchedulerKind scheduler, std::string why) {
+  ScheduleRun run;
+  run.scheduler = scheduler;
+  run.skipped = std::move(why);
+  return run;
+}
+
 std::vector<ScheduleRun> RunAllSchedulers(const SchedulingProblem& problem) {
   std::vector<ScheduleRun> runs;
   for (const SchedulerKind scheduler : kAllSchedulers) {

@@ -91,7 +91,13 @@ struct ScheduleRun {
   ScheduleQuality quality;
   // Wall time of the scheduler call alone, on a steady clock.
   double elapsed_ms = 0.0;
+  // Non-empty when the scheduler was not run at all: why (a report says so
+  // instead of a result). `status` is then OK and the rest empty.
+  std::string skipped;
 };
+
+// A run of `scheduler` that was left out, and why.
+ScheduleRun SkippedRun(SchedulerKind scheduler, std::string why);
 
 // Runs `scheduler` on `problem` (parameters are assumed validated; an
 // invalid one comes back as the run's status) and measures the result.

@@ -921,6 +921,41 @@ TEST(CliTest, PerRankJsonTooLargeIsRefusedNamingCompact) {
   std::remove(path.c_str());
 }
 
+// On 8193 samples that need a microbatch each, legacy would rescan the
+// batch 8193 times: "auto" skips it and says why; naming it runs it; none
+// drops the table.
+TEST(CliTest, CompareChoosesTheReportsComparisons) {
+  const std::string path = TempPath("ones.txt");
+  std::string ones;
+  for (int i = 0; i < 8193; ++i) ones += "1\n";
+  WriteFile(path, ones);
+  const CliResult automatic =
+      RunCli({"schedule", "--lengths", path, "--total-gpus", "1", "--mslpr", "1"});
+  EXPECT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_TRUE(absl::StrContains(
+      automatic.out, "\nlegacy          skipped: its step rescans every remaining sample "
+                     "once per microbatch, about 8193 samples x 8193 microbatches"))
+      << LastLine(automatic.out);
+  EXPECT_TRUE(absl::StrContains(automatic.out, "\ndp_balanced         1.0000"));
+
+  const CliResult named = RunCli({"schedule", "--samples", "64", "--compare", "legacy,packing_aware"});
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_TRUE(absl::StrContains(named.out, "\nlegacy              0.")) << named.out;
+  EXPECT_FALSE(absl::StrContains(named.out, "\ndp_balanced "));
+
+  const CliResult none = RunCli({"schedule", "--samples", "64", "--compare", "none"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_FALSE(absl::StrContains(none.out, "comparison on the same workload"));
+
+  const CliResult unknown = RunCli({"schedule", "--compare", "fastest"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  ExpectOneErrorLine(unknown, "--compare: unknown scheduler");
+  const CliResult with_json = RunCli({"schedule", "--compare", "none", "--format", "json"});
+  EXPECT_EQ(with_json.exit_code, 2);
+  ExpectOneErrorLine(with_json, "--compare chooses the comparison table");
+  std::remove(path.c_str());
+}
+
 TEST(CliTest, VersionNamesTheProgram) {
   const CliResult result = RunCli({"--version"});
   EXPECT_EQ(result.exit_code, 0);
