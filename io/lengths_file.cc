@@ -18,14 +18,19 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "core/types.h"
 #include "core/validate.h"
 
 namespace dcpsched {
 namespace {
+
+// A UTF-8 byte-order mark, which some editors write at a file's start.
+constexpr absl::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 // The two line forms of a lengths file.
 enum class LineForm { kLength, kIdAndLength };
@@ -46,11 +51,13 @@ absl::string_view ContentOf(absl::string_view line) {
   return TrimBlanks(line.substr(0, line.find('#')));
 }
 
-// Quotes `text` for an error message, shortened if it is long.
+// Quotes `text` for an error message, shortened if it is long, with every
+// byte that is not printable ASCII escaped (\t, \x01, ...): no raw input
+// byte reaches the terminal.
 std::string Quoted(absl::string_view text) {
   constexpr std::size_t kMaxShown = 40;
-  if (text.size() <= kMaxShown) return absl::StrCat("\"", text, "\"");
-  return absl::StrCat("\"", text.substr(0, kMaxShown), "...\"");
+  if (text.size() <= kMaxShown) return absl::StrCat("\"", absl::CHexEscape(text), "\"");
+  return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxShown)), "...\"");
 }
 
 absl::Status LineError(std::size_t line_number, absl::string_view message) {
@@ -197,8 +204,14 @@ absl::StatusOr<std::vector<Sample>> ParseLengthsFile(
     absl::string_view contents) {
   LengthsFileParser parser;
   std::size_t line_number = 0;
+  absl::ConsumePrefix(&contents, kUtf8ByteOrderMark);
   for (const absl::string_view line : absl::StrSplit(contents, '\n')) {
     ++line_number;
+    if (line.find('\0') != absl::string_view::npos) {
+      return LineError(line_number,
+                       "holds a NUL byte; a lengths file is text (is this a "
+                       "binary file?)");
+    }
     if (absl::Status parsed = parser.ParseLine(line, line_number);
         !parsed.ok()) {
       return parsed;

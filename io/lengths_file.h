@@ -11,7 +11,8 @@
 //     ones.
 //   - `#` starts a comment that runs to the end of the line; blank lines and
 //     comment-only lines are skipped; spaces and tabs around fields are
-//     ignored; "\r\n" line ends are accepted.
+//     ignored; "\r\n" line ends are accepted, and so is a UTF-8 byte-order
+//     mark at the start of the file. A NUL byte is an error.
 //   - Lengths must be in [1, 2^26], the range every scheduler accepts.
 //
 // Example:
@@ -20,7 +21,8 @@
 //   3, 512   # a short one
 //
 // Every error is InvalidArgument and reads "line N: <what is wrong>; <what
-// is allowed>", N being the 1-based line number in the file.
+// is allowed>", N being the 1-based line number in the file. Input bytes
+// quoted in a message are escaped unless they are printable ASCII.
 
 #ifndef DCPSCHED_IO_LENGTHS_FILE_H_
 #define DCPSCHED_IO_LENGTHS_FILE_H_

@@ -100,6 +100,33 @@ TEST(ParseLengthsFileTest, RepeatedIdsAreRejected) {
                  {"line 3", "id 4 was already used on line 1"});
 }
 
+// A byte-order mark, CRLF line ends and tabs read as the plain file does.
+TEST(ParseLengthsFileTest, ByteOrderMarkCrlfAndTabsReadAsThePlainFile) {
+  const absl::StatusOr<std::vector<Sample>> plain = ParseLengthsFile("7,10\n8,20\n");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (const std::string contents :
+       {"\xEF\xBB\xBF" "7,10\n8,20\n", "7,10\r\n8,20\r\n", "\t7,\t10\t\n8 , 20\n"}) {
+    const absl::StatusOr<std::vector<Sample>> samples = ParseLengthsFile(contents);
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    EXPECT_EQ(*samples, *plain);
+  }
+}
+
+TEST(ParseLengthsFileTest, NulByteIsAnError) {
+  ExpectRejected(std::string("7,10\n8,2\0" "0\n", 10), {"line 2: holds a NUL byte"});
+}
+
+// Quoted input never carries raw bytes to the terminal.
+TEST(ParseLengthsFileTest, MessagesEscapeBytesThatAreNotPrintable) {
+  const absl::StatusOr<std::vector<Sample>> samples =
+      ParseLengthsFile("12\x1b[31m\xff\n");
+  ASSERT_FALSE(samples.ok());
+  const std::string message(samples.status().message());
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  EXPECT_EQ(message.find('\xff'), std::string::npos) << message;
+  EXPECT_NE(message.find("\\x1b"), std::string::npos) << message;
+}
+
 TEST(FormatLengthsFileTest, RoundTripsImplicitIds) {
   const std::vector<Sample> samples = {{0, 5}, {1, 67108864}, {2, 1}};
 
