@@ -30,6 +30,7 @@
 #include "core/compact_schedule.h"
 #include "core/types.h"
 #include "core/validate.h"
+#include "io/json_document.h"
 #include "io/json_value.h"
 #include "io/schedule_json.h"
 #include "nlohmann/json.hpp"
@@ -448,16 +449,6 @@ absl::StatusOr<ScheduleFile> ReadRunForm(const Json& document,
   return file;
 }
 
-// The parser's message without its "[json.exception.parse_error.101] " tag.
-std::string ParseErrorMessage(const Json::exception& error) {
-  absl::string_view message = error.what();
-  if (absl::StartsWith(message, "[json.exception.")) {
-    const std::size_t end = message.find("] ");
-    if (end != absl::string_view::npos) message.remove_prefix(end + 2);
-  }
-  return std::string(message);
-}
-
 absl::StatusOr<ScheduleFile> ReadDocument(const Json& document) {
   if (absl::Status object = ExpectObject(document, ""); !object.ok()) {
     return object;
@@ -495,14 +486,9 @@ absl::StatusOr<ScheduleFile> ParseScheduleFile(absl::string_view contents) {
     return absl::InvalidArgumentError(absl::StrCat(
         "empty input; a schedule file holds one JSON object", kSeeDocs));
   }
-  Json document;
-  try {
-    document = Json::parse(contents.begin(), contents.end());
-  } catch (const Json::exception& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not valid JSON: ", ParseErrorMessage(error)));
-  }
-  return ReadDocument(document);
+  const absl::StatusOr<Json> document = ParseJsonDocument(contents);
+  if (!document.ok()) return document.status();
+  return ReadDocument(*document);
 }
 
 absl::StatusOr<ScheduleFile> ReadScheduleFile(const std::string& path) {

@@ -205,6 +205,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"TrailingGarbage", std::string(kGoodFile) + " x",
                 "not valid JSON"},
         BadFile{"NotAnObject", "[1, 2]", "not a JSON object (got array)"},
+        BadFile{"RepeatedKey",
+                "{\"total_gpus\": 4, \"max_seq_len_per_rank\": 4, \"total_gpus\": 8}",
+                "key \"total_gpus\" appears twice in one object"},
+        BadFile{"RepeatedNestedKey",
+                "{\"format\": \"dcpsched.schedule_run.v1\", \"parameters\": "
+                "{\"vpp_group\": 2, \"vpp_group\": null}}",
+                "key \"vpp_group\" appears twice in one object"},
         BadFile{"MissingTotalGpus", GoodFileWith("total_gpus", ""),
                 "field \"total_gpus\": missing"},
         BadFile{"MissingSamples", GoodFileWith("samples", ""),
