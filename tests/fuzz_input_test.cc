@@ -14,6 +14,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -96,6 +97,26 @@ TEST(DecodeTest, UnreadBytesBeforeAnUncappedProblemReadNoCap) {
     bytes.insert(bytes.end(), written.begin(), written.end());
     FuzzedDataProvider data(bytes.data(), bytes.size());
     EXPECT_EQ(FormatProblem(DecodeDynamicCpProblem(data)), FormatProblem(problem));
+  }
+}
+
+// The dynamic-CP targets' dictionaries (corpus/fuzz_packing_aware.dict and
+// its twins) cap a problem: their entries, inserted just before the bytes a
+// problem uses, are the cap's key, selector and value.
+TEST(DecodeTest, TheDictionaryEntriesCapAProblem) {
+  const DynamicCpProblem problem = Problem("G=14 mslpr=100 samples=0:50,1:50");
+  FuzzInputWriter writer;
+  ASSERT_TRUE(writer.WriteDynamicCpProblem(problem).ok());
+  const std::vector<std::uint8_t> written = writer.Bytes();
+  const std::vector<std::pair<std::string, std::int64_t>> entries = {
+      {"spac", 1}, {std::string("\x00\x00spac", 6), 1}, {std::string("\x03\x00spac", 6), 4}};
+  for (const auto& [entry, cap] : entries) {
+    std::vector<std::uint8_t> bytes(entry.begin(), entry.end());
+    bytes.insert(bytes.end(), written.begin(), written.end());
+    FuzzedDataProvider data(bytes.data(), bytes.size());
+    DynamicCpProblem capped = problem;
+    capped.options.max_num_seqs = cap;
+    EXPECT_EQ(FormatProblem(DecodeDynamicCpProblem(data)), FormatProblem(capped));
   }
 }
 
