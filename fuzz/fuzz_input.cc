@@ -191,15 +191,15 @@ void WriteVppGroup(FuzzInputWriter& writer, std::optional<Int> vpp_group) {
 
 // --- max_num_seqs (dynamic CP) -----------------------------------------------
 
-// The cap is the last field of a dynamic-CP problem, and it is read only
-// after a four-byte key: inputs written before the cap existed (every corpus
-// entry up to Megatron-LM PR #6479) decode as they did. Those inputs end
-// where their samples do, or leave unread bytes before the ones they use,
-// and an exhausted provider reads 0, never the key; unread bytes could make
-// any short value, but shorter than four bytes they cannot make the key
-// (its first byte is not 0), and tests/schedule_digest proves that no
-// committed entry does. A cap is mostly 1..4, where it binds, then up to 16
-// or up to kMaxSamples (at least the sample count), sometimes below 1.
+// The cap is the last field of a dynamic-CP problem, read only after a
+// four-byte key, so that inputs written before the cap existed decode as
+// they did. Such an input either ends where its samples do (an exhausted
+// provider reads 0, not the key) or leaves unread bytes before the ones it
+// uses (a fifth of the corpus did): fewer than four of them read below 2^24,
+// under the key; four or more make it by a 2^-32 chance, and
+// tests/schedule_digest checks that no committed entry does. Behind the key
+// a cap is mostly 1..4, where it binds, else 5..16, 1..kMaxSamples (up to
+// every sample), below 1, or any int64.
 constexpr Int kCapKey = 0x63617073;  // "caps"
 constexpr Int kCapKeyMax = 0xFFFFFFFF;
 constexpr Int kBadCaps[] = {0, -1, -2, kMinInt};
