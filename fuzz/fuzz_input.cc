@@ -189,6 +189,49 @@ void WriteVppGroup(FuzzInputWriter& writer, std::optional<Int> vpp_group) {
   }
 }
 
+// --- max_num_seqs (dynamic CP) -----------------------------------------------
+
+// The cap is the last field of a dynamic-CP problem, read only after a
+// four-byte key, so that inputs written before the cap existed decode as
+// they did. Such an input either ends where its samples do (an exhausted
+// provider reads 0, not the key) or leaves unread bytes before the ones it
+// uses (a fifth of the corpus did): fewer than four of them read below 2^24,
+// under the key; four or more make it by a 2^-32 chance, and
+// tests/schedule_digest checks that no committed entry does. Behind the key
+// a cap is mostly 1..4, where it binds, else 5..16, 1..kMaxSamples (up to
+// every sample), below 1, or any int64.
+constexpr Int kCapKey = 0x63617073;  // "caps"
+constexpr Int kCapKeyMax = 0xFFFFFFFF;
+constexpr Int kBadCaps[] = {0, -1, -2, kMinInt};
+
+std::optional<Int> DecodeDynamicCpCap(FuzzedDataProvider& data) {
+  if (Read(data, 0, kCapKeyMax) != kCapKey) return std::nullopt;
+  const Int selector = ReadSelector(data);
+  if (selector <= 9) return Read(data, 1, 4);
+  if (selector <= 11) return Read(data, 5, 16);
+  if (selector == 12) return Read(data, 1, kMaxSamples);
+  if (selector <= 14) return ReadElement(data, kBadCaps);
+  return ReadLiteral(data);
+}
+
+// Writes nothing when there is no cap: the decoder then finds no key.
+void WriteDynamicCpCap(FuzzInputWriter& writer, std::optional<Int> max_num_seqs) {
+  if (!max_num_seqs.has_value()) return;
+  writer.WriteInRange(kCapKey, 0, kCapKeyMax);
+  if (InRange(*max_num_seqs, 1, 4)) {
+    WriteSelector(writer, 0);
+    writer.WriteInRange(*max_num_seqs, 1, 4);
+  } else if (InRange(*max_num_seqs, 5, 16)) {
+    WriteSelector(writer, 10);
+    writer.WriteInRange(*max_num_seqs, 5, 16);
+  } else if (InRange(*max_num_seqs, 1, kMaxSamples)) {
+    WriteSelector(writer, 12);
+    writer.WriteInRange(*max_num_seqs, 1, kMaxSamples);
+  } else {
+    WriteLiteral(writer, *max_num_seqs);
+  }
+}
+
 // --- lengths ------------------------------------------------------------------
 
 // A length relative to `unit` (the token budget of one rank, or of one packed
@@ -485,6 +528,7 @@ DynamicCpProblem DecodeDynamicCpProblem(FuzzedDataProvider& data) {
     problem.samples[static_cast<std::size_t>(Read(data, 0, count - 1))].id =
         problem.samples[from].id;
   }
+  options.max_num_seqs = DecodeDynamicCpCap(data);
   return problem;
 }
 
@@ -544,6 +588,7 @@ bool IsValidBySpec(const DynamicCpProblem& problem) {
     return false;
   }
   if (options.vpp_group.has_value() && *options.vpp_group < 1) return false;
+  if (options.max_num_seqs.has_value() && *options.max_num_seqs < 1) return false;
   absl::flat_hash_set<SampleId> ids;
   for (const Sample& sample : problem.samples) {
     if (!InRange(sample.len, 1, kSpecMaxLen) || !ids.insert(sample.id).second) return false;
@@ -634,6 +679,7 @@ absl::Status FuzzInputWriter::WriteDynamicCpProblem(const DynamicCpProblem& prob
     WriteLength(*this, sample.len, options.max_seq_len_per_rank, previous);
     previous = sample.len;
   }
+  WriteDynamicCpCap(*this, options.max_num_seqs);
   return absl::OkStatus();
 }
 

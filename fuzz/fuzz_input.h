@@ -5,7 +5,9 @@
 // schedulers: G of 1..64 including 3, 5, 6, 7, 12, 14 and 24, sometimes up to
 // 4096 (65536 as a literal, e.g. in a seed), sometimes out of range; budgets
 // from 1 to 2^31-1 and beyond; min_cp_size mostly 1, else mostly a power of
-// two up to G; VPP groups mostly none or 1..4; lengths at k * mslpr - 1,
+// two up to G; VPP groups mostly none or 1..4; max_num_seqs, behind a key
+// so that inputs from before it decode as they did, mostly 1..4, sometimes
+// larger or below 1; lengths at k * mslpr - 1,
 // k * mslpr and k * mslpr + 1, tiny, realistic (128..8192), in runs of equal
 // lengths, mostly clamped to what G ranks hold and else sometimes out of
 // range; ids usually distinct, occasionally duplicated. Every value is read with
@@ -99,8 +101,10 @@ std::optional<TargetInput> DecodeTargetInput(absl::string_view target,
 
 // SPEC "Valid input", written from SPEC alone (it does not call
 // core/validate.h, so it can judge the core's errors): G in 1..65536, mslpr
-// in 1..2^31-1, min_cp_size a power of two in 1..G, vpp_group absent or >= 1,
-// every length in 1..2^26, ids unique, and cp_min(len) <= G for every sample.
+// in 1..2^31-1, min_cp_size a power of two in 1..G, vpp_group and
+// max_num_seqs absent or >= 1, every length in 1..2^26, ids unique, and
+// cp_min(len) <= G for every sample. (A valid problem with max_num_seqs set
+// is still one the legacy scheduler refuses: it takes no cap.)
 bool IsValidBySpec(const DynamicCpProblem& problem);
 
 // Readable one-line forms of the non-dynamic-CP inputs, for failure reports.

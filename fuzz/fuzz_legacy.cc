@@ -3,8 +3,9 @@
 //
 // On a decoded problem (fuzz_input.h): inside SPEC "Valid input" (judged by
 // IsValidBySpec), the legacy schedule passes the schedule checker or the
-// scheduler fails with FailedPrecondition, as upstream does; outside, it
-// fails with InvalidArgument. Valid or not, it equals the oracle's legacy
+// scheduler fails with FailedPrecondition, as upstream does, or, with
+// max_num_seqs set (a cap the legacy scheduler does not take), it fails with
+// InvalidArgument; outside, it fails with InvalidArgument. Valid or not, it equals the oracle's legacy
 // schedule, or both fail with the same status code.
 
 #include <cstddef>

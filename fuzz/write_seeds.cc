@@ -86,6 +86,24 @@ constexpr NamedText kProblems[] = {
     {"g7_expand_bound_at_g", "G=7 mslpr=10 samples=0:40,1:20"},
     {"scrambled_ids_negative",
      "G=3 mslpr=10 samples=-9:7,4611686018427387904:12,-9223372036854775808:30"},
+    // max_num_seqs (Megatron-LM PR #6479). A group that holds the cap is
+    // skipped (the second 3 finds both ranks' groups full); the review's
+    // case, where the full-group fallback stops at the cap and leaves a 50
+    // over; cap 1 on a mixed batch; caps on VPP problems; a cap of every
+    // sample, which changes nothing; a literal cap.
+    {"max_num_seqs1_full_group_skipped", "G=2 mslpr=100 max_num_seqs=1 samples=0:10,1:3,2:3"},
+    {"max_num_seqs2_full_groups_skipped_g4",
+     "G=4 mslpr=100 max_num_seqs=2 samples=0:10,1:9,2:3,3:3,4:3,5:3,6:3,7:3,8:3,9:3"},
+    {"max_num_seqs1_review_g14_fallback_stops", "G=14 mslpr=100 max_num_seqs=1 samples=0:50,1:50"},
+    {"max_num_seqs2_g7_fallback_stops", "G=7 mslpr=10 max_num_seqs=2 samples=0:5,1:5,2:5,3:5"},
+    {"max_num_seqs1_g8_mixed",
+     "G=8 mslpr=2048 max_num_seqs=1 samples=0:8000,1:300,2:1200,3:5000,4:128,5:128,6:4096"},
+    {"max_num_seqs2_vpp4_g8_mixed",
+     "G=8 mslpr=2048 vpp=4 max_num_seqs=2 samples=0:8000,1:300,2:1200,3:5000,4:128,5:128,6:4096"},
+    {"max_num_seqs1_vpp3_g6_small",
+     "G=6 mslpr=8 vpp=3 max_num_seqs=1 samples=0:3,1:9,2:17,3:1,4:1,5:2"},
+    {"max_num_seqs_of_every_sample_g7", "G=7 mslpr=4 max_num_seqs=4 samples=0:14,1:5,2:7,3:6"},
+    {"max_num_seqs_int64_max", "G=4 mslpr=10 max_num_seqs=9223372036854775807 samples=0:1,1:2"},
     {"invalid_g0", "G=0 mslpr=1 samples=0:1"},
     {"invalid_g65537", "G=65537 mslpr=1 samples=0:1"},
     {"invalid_mslpr0", "G=4 mslpr=0 samples=0:1"},
@@ -97,6 +115,8 @@ constexpr NamedText kProblems[] = {
     {"invalid_len0", "G=2 mslpr=10 samples=0:5,1:0"},
     {"invalid_len_2pow26_plus1", "G=2 mslpr=2147483647 samples=0:67108865"},
     {"invalid_needs_more_than_g", "G=6 mslpr=10 samples=0:41"},
+    {"invalid_max_num_seqs0", "G=4 mslpr=10 max_num_seqs=0 samples=0:1"},
+    {"invalid_max_num_seqs_negative", "G=4 mslpr=10 max_num_seqs=-1 samples=0:1,1:2"},
 };
 
 // Problem lines for fuzz_problem_text (not necessarily valid problems).
@@ -111,6 +131,9 @@ constexpr NamedText kProblemLines[] = {
     {"repeated_field", "G=1 G=2 mslpr=1 samples="},
     {"bad_sample", "G=1 mslpr=1 samples=0:1,2"},
     {"unknown_field", "G=1 mslpr=1 samples= dp=2"},
+    {"max_num_seqs_set", "G=4 mslpr=8 min_cp=1 vpp=none max_num_seqs=2 samples=0:9,1:3"},
+    {"max_num_seqs_none_first", "max_num_seqs=none G=4 mslpr=8 samples=0:9"},
+    {"max_num_seqs_not_a_number", "G=4 mslpr=8 max_num_seqs=two samples=0:9"},
 };
 
 // Lengths files for fuzz_lengths_file.

@@ -50,6 +50,8 @@ std::string FormatProblem(const DynamicCpProblem& problem) {
       "G=", options.total_gpus, " mslpr=", options.max_seq_len_per_rank,
       " min_cp=", options.min_cp_size, " vpp=",
       options.vpp_group ? absl::StrCat(*options.vpp_group) : "none",
+      options.max_num_seqs ? absl::StrCat(" max_num_seqs=", *options.max_num_seqs)
+                           : "",
       " samples=",
       absl::StrJoin(problem.samples, ",", [](std::string* out, const Sample& s) {
         absl::StrAppend(out, s.id, ":", s.len);
@@ -79,7 +81,7 @@ absl::StatusOr<DynamicCpProblem> ParseProblem(absl::string_view text) {
       problem.samples = *std::move(samples);
       continue;
     }
-    if (key == "vpp" && value == "none") continue;
+    if ((key == "vpp" || key == "max_num_seqs") && value == "none") continue;
     absl::StatusOr<std::int64_t> number = ParseInteger(key, value);
     if (!number.ok()) return number.status();
     if (key == "G") {
@@ -90,10 +92,12 @@ absl::StatusOr<DynamicCpProblem> ParseProblem(absl::string_view text) {
       problem.options.min_cp_size = *number;
     } else if (key == "vpp") {
       problem.options.vpp_group = *number;
+    } else if (key == "max_num_seqs") {
+      problem.options.max_num_seqs = *number;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "problem text: unknown field '", key,
-          "'; the fields are G, mslpr, min_cp, vpp and samples"));
+          "'; the fields are G, mslpr, min_cp, vpp, max_num_seqs and samples"));
     }
   }
   for (const char* required : {"G", "mslpr", "samples"}) {

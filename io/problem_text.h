@@ -1,12 +1,17 @@
 // A dynamic-CP problem as one line of text, e.g.
 //
 //   G=14 mslpr=100 min_cp=1 vpp=none samples=0:50,1:50
+//   G=14 mslpr=100 min_cp=1 vpp=none max_num_seqs=2 samples=0:50,1:50
 //
 // Property tests print failing problems this way, and a regression test turns
 // one back into a problem with a single call, so a shrunk counterexample is
 // pasted, never hand-copied into arrays. Fields are separated by spaces and
-// may come in any order; `min_cp` (default 1) and `vpp` (default none) may be
-// left out; `samples=` may be empty; each sample is `id:len`.
+// may come in any order; `min_cp` (default 1), `vpp` (default none) and
+// `max_num_seqs` (default none: no cap) may be left out; `samples=` may be
+// empty; each sample is `id:len`. FormatProblem writes max_num_seqs, between
+// vpp and samples, only when it is set, so a problem without a cap prints as
+// it did before the cap existed (and as the Python conformance tool prints
+// it).
 
 #ifndef DCPSCHED_IO_PROBLEM_TEXT_H_
 #define DCPSCHED_IO_PROBLEM_TEXT_H_

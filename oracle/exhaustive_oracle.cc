@@ -52,6 +52,10 @@ absl::Status ValidateInstance(absl::Span<const Sample> samples,
         "min_cp_size must be a power of two in [1, G], got ",
         options.min_cp_size));
   }
+  if (options.max_num_seqs.has_value() && *options.max_num_seqs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_num_seqs must be absent or >= 1, got ", *options.max_num_seqs));
+  }
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const Sample& sample = samples[i];
     if (sample.len < 1 || sample.len > kMaxSampleLen) {
@@ -102,15 +106,15 @@ std::vector<SamplePlacement> PlacementsOf(const Sample& sample,
   return placements;
 }
 
-// Scaled max rank work of a full placement, or nullopt if some rank is empty
-// or over its token budget.
+// Scaled max rank work of a full placement, or nullopt if some rank is
+// empty, over its token budget or, under max_num_seqs, holds more samples.
 std::optional<std::int64_t> ScaledMaxWorkIfValid(
     const std::vector<SamplePlacement>& placement,
     const DynamicCpOptions& options) {
   const auto gpus = static_cast<std::size_t>(options.total_gpus);
   std::vector<std::int64_t> scaled_tokens(gpus, 0);
   std::vector<std::int64_t> scaled_work(gpus, 0);
-  std::vector<bool> holds_something(gpus, false);
+  std::vector<std::int64_t> samples_held(gpus, 0);
   for (const SamplePlacement& p : placement) {
     const std::int64_t len = p.sample.len;
     const std::int64_t share = kWorkScale / p.cp_size;  // exact: c in 1..4
@@ -118,13 +122,16 @@ std::optional<std::int64_t> ScaledMaxWorkIfValid(
       const auto rank = static_cast<std::size_t>(r);
       scaled_tokens[rank] += len * share;
       scaled_work[rank] += len * len * share;
-      holds_something[rank] = true;
+      ++samples_held[rank];
     }
   }
   const std::int64_t scaled_budget = options.max_seq_len_per_rank * kWorkScale;
+  const std::int64_t most_samples =
+      options.max_num_seqs.value_or(std::numeric_limits<std::int64_t>::max());
   std::int64_t max_work = 0;
   for (std::size_t rank = 0; rank < gpus; ++rank) {
-    if (!holds_something[rank] || scaled_tokens[rank] > scaled_budget) {
+    if (samples_held[rank] == 0 || samples_held[rank] > most_samples ||
+        scaled_tokens[rank] > scaled_budget) {
       return std::nullopt;
     }
     max_work = std::max(max_work, scaled_work[rank]);
@@ -195,7 +202,7 @@ absl::StatusOr<ExhaustiveOptimum> ExhaustiveBestPlacement(
   if (!best.has_value()) {
     return absl::NotFoundError(
         "exhaustive oracle: no placement puts every sample within the token "
-        "budget with no rank empty");
+        "budget (and the sample cap) with no rank empty");
   }
   best->max_work = static_cast<double>(best->scaled_max_work) /
                    static_cast<double>(kWorkScale);

@@ -12,13 +12,14 @@
 //    (cp_min includes min_cp_size, as in SPEC);
 //  - every rank's tokens, sum(len / cp_size) over the samples it holds, are
 //    at most max_seq_len_per_rank;
-//  - no rank is empty.
+//  - no rank is empty;
+//  - when options.max_num_seqs is set, no rank holds more samples than that.
 // The work cap (tall * mslpr * 1.05) is not a constraint here: it cannot
 // lower the optimum below a placement that respects it.
 //
 // Why all given samples and no empty rank: the packing-aware step's result,
 // when it places every sample, satisfies exactly these rules (SPEC
-// invariants 1-6), so it is one of the enumerated placements and its max rank
+// invariants 1-6, and 10 under a cap), so it is one of the enumerated placements and its max rank
 // work can never be below the optimum. An optimum over subsets would not be
 // comparable (placing fewer samples is always cheaper). To compare against a
 // step that left samples over, pass only the samples it placed.
@@ -73,10 +74,10 @@ struct ExhaustiveOptimum {
 
 // Enumerates every valid placement of all of `samples` (options.vpp_group
 // plays no part). Errors: InvalidArgument for input outside SPEC's limits
-// (including cp_min(len) > G) or larger than kExhaustiveMaxSamples samples
+// (including cp_min(len) > G and max_num_seqs < 1) or larger than kExhaustiveMaxSamples samples
 // or kExhaustiveMaxGpus ranks; NotFound when no valid placement exists (for
-// example no samples, more tokens than G ranks hold, or fewer samples than
-// ranks can cover).
+// example no samples, more tokens than G ranks hold, fewer samples than
+// ranks can cover, or more samples than the cap lets the ranks hold).
 absl::StatusOr<ExhaustiveOptimum> ExhaustiveBestPlacement(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 

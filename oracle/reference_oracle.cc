@@ -75,6 +75,14 @@ absl::Status ValidateVppGroup(const std::optional<std::int64_t>& vpp_group) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateMaxNumSeqs(const std::optional<std::int64_t>& max_num_seqs) {
+  if (max_num_seqs.has_value() && *max_num_seqs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_num_seqs must be absent or >= 1, got ", *max_num_seqs));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSeqLenPerRank(std::int64_t mslpr) {
   if (mslpr < 1 || mslpr > kMaxSeqLenPerRank) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -105,7 +113,9 @@ absl::Status ValidateDynamicCpOptions(const DynamicCpOptions& options) {
         "min_cp_size must be a power of two in [1, G=", gpus, "], got ",
         min_cp));
   }
-  return ValidateVppGroup(options.vpp_group);
+  status = ValidateVppGroup(options.vpp_group);
+  if (!status.ok()) return status;
+  return ValidateMaxNumSeqs(options.max_num_seqs);
 }
 
 absl::Status ValidateUniqueIds(absl::Span<const Sample> samples) {
@@ -299,8 +309,20 @@ void Consider(Candidate candidate, double cap, std::optional<Candidate>& best) {
   best = std::move(candidate);
 }
 
+// True when max_num_seqs is set and the group's first member already holds
+// that many samples (upstream's test: len(micro_batches[members[0]])).
+bool HoldsTheCap(const StepState& state, const CpGroup& group,
+                 const DynamicCpOptions& options) {
+  if (!options.max_num_seqs.has_value()) return false;
+  const std::vector<std::int64_t>& first_member_lens =
+      state.rank_lens[static_cast<std::size_t>(group.members.front())];
+  return static_cast<std::int64_t>(first_member_lens.size()) >=
+         *options.max_num_seqs;
+}
+
 // Step 5: the best placement of `sample` among all CP sizes cp_min, 2cp_min,
-// ... <= G, add candidates before the new candidate at each size.
+// ... <= G, add candidates before the new candidate at each size. A group
+// that holds the cap is no add candidate; a new group always may be.
 std::optional<Candidate> BestPlacement(const Sample& sample,
                                        const StepState& state,
                                        const DynamicCpOptions& options,
@@ -318,6 +340,7 @@ std::optional<Candidate> BestPlacement(const Sample& sample,
     for (std::size_t g = 0; g < state.groups.size(); ++g) {
       const CpGroup& group = state.groups[g];
       if (group.size != c) continue;
+      if (HoldsTheCap(state, group, options)) continue;
       if (group.packed + TokensPerRank(sample.len, c) > mslpr) continue;
       Consider({ProjectedMax(state.rank_time, group.members, cost), c, g, {}},
                cap, best);
@@ -411,7 +434,8 @@ absl::StatusOr<bool> ExpandOnce(StepState& state, std::int64_t gpus) {
 }
 
 // full-group fallback: the step's samples (sorted) are taken in order while
-// they fit on all G ranks; every rank holds all taken samples.
+// fewer than max_num_seqs are taken and they fit on all G ranks; every rank
+// holds all taken samples.
 absl::Status FillWithFullGroup(const std::vector<Sample>& sorted,
                                const DynamicCpOptions& options,
                                StepState& state,
@@ -424,7 +448,10 @@ absl::Status FillWithFullGroup(const std::vector<Sample>& sorted,
   double packed = 0.0;
   for (const Sample& sample : sorted) {
     const double per_rank = TokensPerRank(sample.len, gpus);
-    if (packed + per_rank <= mslpr) {
+    const bool below_cap =
+        !options.max_num_seqs.has_value() ||
+        static_cast<std::int64_t>(taken_ids.size()) < *options.max_num_seqs;
+    if (below_cap && packed + per_rank <= mslpr) {
       taken_lens.push_back(sample.len);
       taken_ids.push_back(sample.id);
       packed += per_rank;
@@ -901,10 +928,8 @@ absl::Status ValidateDpBalancedProblem(absl::Span<const std::int64_t> lens,
   }
   absl::Status status = ValidateSeqLenPerRank(options.max_seq_len_per_rank);
   if (!status.ok()) return status;
-  if (options.max_num_seqs.has_value() && *options.max_num_seqs < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_num_seqs must be absent or >= 1, got ", *options.max_num_seqs));
-  }
+  status = ValidateMaxNumSeqs(options.max_num_seqs);
+  if (!status.ok()) return status;
   status = ValidateVppGroup(options.vpp_group);
   if (!status.ok()) return status;
   const std::int64_t limit = options.max_seq_len_per_rank * options.cp_size;
@@ -1040,6 +1065,12 @@ absl::StatusOr<Schedule> ReferenceScheduleLegacy(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   absl::Status status = ValidateDynamicCpProblem(samples, options);
   if (!status.ok()) return status;
+  if (options.max_num_seqs.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_num_seqs is ", *options.max_num_seqs,
+        ": the legacy scheduler (upstream's next_hdp_group) has no cap on "
+        "samples per rank; leave max_num_seqs unset"));
+  }
   return ScheduleBySteps(samples, options, "legacy",
                          [&options](const std::vector<Sample>& remaining) {
                            return RunLegacyStep(remaining, options);

@@ -41,7 +41,11 @@ namespace dcpsched::oracle {
 // One packing-aware step (SPEC "Packing-aware step"; upstream's
 // next_hdp_group_packing_aware): builds one microbatch of G ranks from
 // `samples` (any order). Leftovers come back longest first, equal lengths in
-// input order. options.vpp_group is validated but plays no part.
+// input order. options.vpp_group is validated but plays no part. With
+// options.max_num_seqs set (Megatron-LM PR #6479), a group whose first rank
+// already holds that many samples takes no more, and the full-group fallback
+// takes at most that many; opening a group, the fill and VPP alignment are
+// unchanged, since they move groups whole.
 absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
@@ -67,7 +71,8 @@ absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
 // of their size or a new group until the ranks are balanced, and fills empty
 // ranks by doubling the first smallest group (each widened rank carrying the
 // work of its first sample only, like upstream). No samples: no
-// microbatches. FailedPrecondition where the fill runs past rank G-1
+// microbatches. InvalidArgument when options.max_num_seqs is set: upstream's
+// legacy step has no cap. FailedPrecondition where the fill runs past rank G-1
 // (upstream: IndexError), which only a G that is not a power of two allows,
 // or where VPP alignment fails (ReferenceAlignToVppGroup below).
 absl::StatusOr<Schedule> ReferenceScheduleLegacy(

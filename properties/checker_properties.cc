@@ -85,5 +85,30 @@ RC_GTEST_PROP(CheckerProperties, AnUnknownIdIsReported, ()) {
                     Invariant::kEachSampleOnce));
 }
 
+// Invariant 10 at its boundary: with max_num_seqs equal to what the busiest
+// rank holds the schedule passes; one less, so that rank holds one sample
+// too many, is reported as the sequence cap and nothing else.
+RC_GTEST_PROP(CheckerProperties, OneSampleOverMaxNumSeqsIsReported, ()) {
+  const Scheduled scheduled = ScheduleSomething();
+  std::int64_t busiest = 0;
+  for (const Microbatch& microbatch : scheduled.schedule.microbatches) {
+    for (const auto& rank : microbatch.rank_ids) {
+      busiest = std::max(busiest, static_cast<std::int64_t>(rank.size()));
+    }
+  }
+  RC_PRE(busiest >= 2);
+  DynamicCpOptions options = scheduled.problem.options;
+  options.max_num_seqs = busiest;
+  RC_ASSERT(!Reports(FindViolations(scheduled.problem.samples, scheduled.schedule, options),
+                     Invariant::kSequenceCap));
+  options.max_num_seqs = busiest - 1;
+  const std::vector<Violation> violations =
+      FindViolations(scheduled.problem.samples, scheduled.schedule, options);
+  RC_ASSERT(Reports(violations, Invariant::kSequenceCap));
+  for (const Violation& violation : violations) {
+    RC_ASSERT(violation.invariant == Invariant::kSequenceCap);
+  }
+}
+
 }  // namespace
 }  // namespace dcpsched::properties

@@ -23,7 +23,7 @@ RC_GTEST_PROP(CompactScheduleProperties, PackingAwareCompactIsPerRank, ()) {
 }
 
 RC_GTEST_PROP(CompactScheduleProperties, LegacyCompactIsPerRank, ()) {
-  RC_ASSERT_OK(CheckLegacyCompactMatchesPerRank(*GenValidProblem()));
+  RC_ASSERT_OK(CheckLegacyCompactMatchesPerRank(*GenValidUncappedProblem()));
 }
 
 RC_GTEST_PROP(CompactScheduleProperties, MixedCpSizesCompactIsPerRank, ()) {

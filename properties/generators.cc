@@ -144,6 +144,46 @@ rc::Gen<std::optional<std::int64_t>> GenVppGroup() {
       {{6, std::nullopt}, {1, 1}, {2, 2}, {2, 3}, {2, 4}});
 }
 
+// How a problem's max_num_seqs is made once its sample count is known. A
+// cap shrinks to none first, then to 1.
+struct CapRecipe {
+  int kind = 0;
+  int value = 0;  // 0..3
+};
+constexpr int kNoCap = 0;
+constexpr int kSmallCap = 1;         // 1 + value: 1..4
+constexpr int kLargeCap = 2;         // 5 + 4 * value: 5..17
+constexpr int kCapOfEverySample = 3; // the sample count + value (at least 1)
+
+std::optional<std::int64_t> RecipeCap(const CapRecipe& recipe, std::size_t sample_count) {
+  switch (recipe.kind) {
+    case kSmallCap:
+      return 1 + recipe.value;
+    case kLargeCap:
+      return 5 + 4 * recipe.value;
+    case kCapOfEverySample:
+      return std::max<std::int64_t>(1, static_cast<std::int64_t>(sample_count) + recipe.value);
+    default:
+      return std::nullopt;
+  }
+}
+
+// Half the problems are capped, mostly at 1..4 where the cap binds.
+rc::Gen<CapRecipe> GenCapRecipe() {
+  const rc::Gen<CapRecipe> drawn = rc::gen::build<CapRecipe>(
+      rc::gen::set(&CapRecipe::kind,
+                   rc::gen::weightedElement<int>({{5, kNoCap},
+                                                  {3, kSmallCap},
+                                                  {1, kLargeCap},
+                                                  {1, kCapOfEverySample}})),
+      rc::gen::set(&CapRecipe::value, rc::gen::element(0, 1, 2, 3)));
+  return rc::gen::shrink(drawn, [](const CapRecipe& recipe) {
+    if (recipe.kind == kNoCap) return rc::Seq<CapRecipe>();
+    if (recipe.kind == kSmallCap && recipe.value == 0) return rc::seq::just(CapRecipe{});
+    return rc::seq::just(CapRecipe{}, CapRecipe{kSmallCap, 0});
+  });
+}
+
 std::int64_t LargestPowerOfTwoAtMost(std::int64_t value) {
   return std::int64_t{1} << (std::bit_width(static_cast<std::uint64_t>(value)) - 1);
 }
@@ -158,8 +198,8 @@ SampleId IdOf(std::size_t index, bool scramble, std::uint64_t salt) {
 
 DynamicCpProblem Assemble(std::int64_t total_gpus, std::int64_t mslpr,
                           int min_cp_exponent, std::optional<std::int64_t> vpp,
-                          const std::vector<LengthRecipe>& recipes, bool scramble,
-                          std::uint64_t salt) {
+                          const CapRecipe& cap, const std::vector<LengthRecipe>& recipes,
+                          bool scramble, std::uint64_t salt) {
   DynamicCpProblem problem;
   problem.options.total_gpus = total_gpus;
   problem.options.max_seq_len_per_rank = mslpr;
@@ -174,6 +214,7 @@ DynamicCpProblem Assemble(std::int64_t total_gpus, std::int64_t mslpr,
     problem.samples.push_back(Sample{IdOf(i, scramble, salt), len});
     previous = len;
   }
+  problem.options.max_num_seqs = RecipeCap(cap, problem.samples.size());
   return problem;
 }
 
@@ -220,13 +261,13 @@ rc::Gen<DynamicCpProblem> GenProblemOn(
     rc::Gen<std::int64_t> mslpr = GenMaxSeqLenPerRank()) {
   return rc::gen::apply(
       [](std::int64_t total_gpus, std::int64_t mslpr, int min_cp_exponent,
-         std::optional<std::int64_t> vpp, const std::vector<LengthRecipe>& lens,
-         bool scramble, std::uint64_t salt) {
-        return Assemble(total_gpus, mslpr, min_cp_exponent, vpp, lens, scramble, salt);
+         std::optional<std::int64_t> vpp, const CapRecipe& cap,
+         const std::vector<LengthRecipe>& lens, bool scramble, std::uint64_t salt) {
+        return Assemble(total_gpus, mslpr, min_cp_exponent, vpp, cap, lens, scramble, salt);
       },
       std::move(topology), std::move(mslpr),
       rc::gen::weightedElement<int>({{6, 0}, {2, 1}, {1, 2}, {1, 3}}), GenVppGroup(),
-      std::move(recipes), rc::gen::arbitrary<bool>(), rc::gen::arbitrary<std::uint64_t>());
+      GenCapRecipe(), std::move(recipes), rc::gen::arbitrary<bool>(), rc::gen::arbitrary<std::uint64_t>());
 }
 
 SampleId UnusedId(const std::vector<Sample>& samples) {
@@ -237,7 +278,7 @@ SampleId UnusedId(const std::vector<Sample>& samples) {
   return id;
 }
 
-constexpr int kBreakages = 15;
+constexpr int kBreakages = 18;
 
 DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
   DynamicCpOptions& options = problem.options;
@@ -268,7 +309,10 @@ DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
       // One token more than the widest power-of-two group holds.
       append(LargestPowerOfTwoAtMost(options.total_gpus) * options.max_seq_len_per_rank + 1);
       break;
-    default: options.vpp_group = std::numeric_limits<std::int64_t>::min(); break;
+    case 14: options.vpp_group = std::numeric_limits<std::int64_t>::min(); break;
+    case 15: options.max_num_seqs = 0; break;
+    case 16: options.max_num_seqs = -1; break;
+    default: options.max_num_seqs = std::numeric_limits<std::int64_t>::min(); break;
   }
   return problem;
 }
@@ -296,11 +340,19 @@ rc::Gen<DynamicCpProblem> GenValidProblem() {
                         AtMost(12, rc::gen::container<std::vector<LengthRecipe>>(GenRecipe())))}});
 }
 
+rc::Gen<DynamicCpProblem> GenValidUncappedProblem() {
+  return rc::gen::map(GenValidProblem(), [](DynamicCpProblem problem) {
+    problem.options.max_num_seqs.reset();
+    return problem;
+  });
+}
+
 rc::Gen<DynamicCpProblem> GenTieProneProblem() {
   // Each run: `count` samples of length multiple * mslpr + delta.
   using Run = std::tuple<std::int64_t, std::int64_t, int>;
   return rc::gen::apply(
-      [](std::int64_t total_gpus, std::int64_t mslpr, const std::vector<Run>& runs) {
+      [](std::int64_t total_gpus, std::int64_t mslpr, const CapRecipe& cap,
+         const std::vector<Run>& runs) {
         DynamicCpProblem problem;
         problem.options.total_gpus = total_gpus;
         problem.options.max_seq_len_per_rank = mslpr;
@@ -312,9 +364,10 @@ rc::Gen<DynamicCpProblem> GenTieProneProblem() {
             problem.samples.push_back(Sample{static_cast<SampleId>(problem.samples.size()), len});
           }
         }
+        problem.options.max_num_seqs = RecipeCap(cap, problem.samples.size());
         return problem;
       },
-      GenTinyTopology(), rc::gen::element<std::int64_t>(3, 8, 10, 100),
+      GenTinyTopology(), rc::gen::element<std::int64_t>(3, 8, 10, 100), GenCapRecipe(),
       AtMost(3, rc::gen::nonEmpty(rc::gen::container<std::vector<Run>>(rc::gen::tuple(
                     rc::gen::weightedElement<std::int64_t>({{3, 1}, {1, 2}}),
                     rc::gen::element<std::int64_t>(-1, 0, 1), rc::gen::element(1, 2, 3, 4))))));

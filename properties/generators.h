@@ -5,9 +5,11 @@
 // [128, 8192]), lengths at and around k * mslpr, runs of equal lengths, tiny
 // lengths and budgets, fewer samples than ranks, G that is not a power of two
 // (3, 5, 6, 7, 12, 14, 24, and any G up to 64), min_cp_size > 1, VPP groups
-// 2-4, and large G (up to 4096) with few samples. Every length is clamped to
-// what G ranks can hold, so shrinking (fewer samples, shorter lengths,
-// smaller G, min_cp 1, no VPP) keeps the problem valid and ends on small
+// 2-4, large G (up to 4096) with few samples, and in half the problems
+// max_num_seqs: mostly 1..4, where it binds, sometimes 5..17, sometimes at
+// least the number of samples. Every length is clamped to what G ranks can
+// hold, so shrinking (fewer samples, shorter lengths, smaller G, min_cp 1,
+// no VPP, no cap) keeps the problem valid and ends on small
 // counterexamples.
 //
 // Failing problems print in the one-line form of io/problem_text.h.
@@ -32,10 +34,15 @@ namespace properties {
 // A problem that satisfies every limit of SPEC "Valid input".
 rc::Gen<DynamicCpProblem> GenValidProblem();
 
+// GenValidProblem without max_num_seqs: for the legacy scheduler, which
+// takes no cap.
+rc::Gen<DynamicCpProblem> GenValidUncappedProblem();
+
 // A valid problem made for exact ties: odd G and any G up to 16, and one to
 // three runs of one to four equal lengths at mslpr or 2 * mslpr, minus one,
-// exactly, or plus one. Equal lengths give equal works, so candidates of
-// different CP sizes and kinds tie and SPEC's tie order decides.
+// exactly, or plus one, capped like GenValidProblem's. Equal lengths give
+// equal works, so candidates of different CP sizes and kinds tie and SPEC's
+// tie order decides.
 rc::Gen<DynamicCpProblem> GenTieProneProblem();
 
 // A valid problem whose lengths need up to four distinct CP sizes, mostly
@@ -49,15 +56,16 @@ rc::Gen<DynamicCpProblem> GenTieProneProblem();
 // a larger size, so bucket boundaries decide which samples a microbatch
 // gets; with about one sample per size the count rule closes buckets too.
 // Lognormal lengths on mslpr 2048 rarely need more than one size, and
-// GenValidProblem seldom picks such G.
+// GenValidProblem seldom picks such G. Never capped: it serves the legacy
+// scheduler.
 rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem();
 
 // A valid problem whose sample lengths are pairwise distinct.
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths();
 
-// A valid problem with exactly one limit broken: G, mslpr, min_cp_size or
-// vpp_group out of range, a length out of [1, 2^26], a duplicate id, or a
-// sample that needs more than G ranks.
+// A valid problem with exactly one limit broken: G, mslpr, min_cp_size,
+// vpp_group or max_num_seqs out of range, a length out of [1, 2^26], a
+// duplicate id, or a sample that needs more than G ranks.
 rc::Gen<DynamicCpProblem> GenInvalidProblem();
 
 // Lengths and options for the dp_balanced scheduler, valid.

@@ -1,6 +1,7 @@
 // Properties of the legacy bucket scheduler (core/legacy.h): SPEC's
 // invariants, and the core against the reference oracle, on the usual
-// problems and on problems that need several CP sizes (several buckets).
+// problems (without max_num_seqs, which legacy refuses) and on problems that
+// need several CP sizes (several buckets).
 
 #include "properties/generators.h"
 #include "properties/problem_checks.h"
@@ -12,11 +13,15 @@ namespace dcpsched::properties {
 namespace {
 
 RC_GTEST_PROP(LegacyProperties, SchedulesKeepEveryInvariant, ()) {
-  RC_ASSERT_OK(CheckLegacyKeepsInvariants(*GenValidProblem()));
+  RC_ASSERT_OK(CheckLegacyKeepsInvariants(*GenValidUncappedProblem()));
 }
 
 RC_GTEST_PROP(LegacyProperties, MatchesReferenceOracle, ()) {
-  RC_ASSERT_OK(CheckLegacyMatchesReference(*GenValidProblem()));
+  RC_ASSERT_OK(CheckLegacyMatchesReference(*GenValidUncappedProblem()));
+}
+
+RC_GTEST_PROP(LegacyProperties, RefusesMaxNumSeqs, ()) {
+  RC_ASSERT_OK(CheckLegacyRefusesSequenceCap(*GenValidProblem()));
 }
 
 RC_GTEST_PROP(LegacyProperties, MixedCpSizesKeepEveryInvariant, ()) {

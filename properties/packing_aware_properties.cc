@@ -1,6 +1,6 @@
 // Properties of the packing-aware scheduler (core/packing_aware.h): SPEC's
-// invariants on generated problems, the core against the reference oracle,
-// and metamorphic relations.
+// invariants on generated problems (half of them under max_num_seqs), the
+// core against the reference oracle, and metamorphic relations.
 
 #include <cstdint>
 
@@ -50,6 +50,10 @@ RC_GTEST_PROP(PackingAwareProperties, Invariant8MicrobatchCountIsAVppMultiple, (
   RC_ASSERT_OK(CheckKeepsInvariant(*GenValidProblem(), Invariant::kVppMultiple));
 }
 
+RC_GTEST_PROP(PackingAwareProperties, Invariant10NoRankHoldsMoreThanMaxNumSeqs, ()) {
+  RC_ASSERT_OK(CheckKeepsInvariant(*GenValidProblem(), Invariant::kSequenceCap));
+}
+
 RC_GTEST_PROP(PackingAwareProperties, Invariant9SameInputSameSchedule, ()) {
   RC_ASSERT_OK(CheckDeterministic(*GenValidProblem()));
 }
@@ -86,6 +90,14 @@ RC_GTEST_PROP(PackingAwareProperties, PermutingDistinctLengthsKeepsTheSchedule, 
 
 RC_GTEST_PROP(PackingAwareProperties, MinCpSizeOneIsTheDefault, ()) {
   RC_ASSERT_OK(CheckMinCpOneIsTheDefault(*GenValidProblem()));
+}
+
+RC_GTEST_PROP(PackingAwareProperties, MaxNumSeqsOfEverySampleIsNoCap, ()) {
+  RC_ASSERT_OK(CheckCapOfEverySampleIsNoCap(*GenValidProblem()));
+}
+
+RC_GTEST_PROP(PackingAwareProperties, MaxNumSeqsOneHoldsOneSamplePerRank, ()) {
+  RC_ASSERT_OK(CheckCapOneHoldsOneSamplePerRank(*GenValidProblem()));
 }
 
 }  // namespace

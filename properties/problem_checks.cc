@@ -337,10 +337,52 @@ absl::Status CheckMinCpOneIsTheDefault(const DynamicCpProblem& problem) {
   defaulted.total_gpus = problem.options.total_gpus;
   defaulted.max_seq_len_per_rank = problem.options.max_seq_len_per_rank;
   defaulted.vpp_group = problem.options.vpp_group;
+  defaulted.max_num_seqs = problem.options.max_num_seqs;
   return CompareOutcomes("schedule with min_cp_size 1",
                          ScheduleDynamicCp(problem.samples, explicit_one),
                          "schedule with min_cp_size unset",
                          ScheduleDynamicCp(problem.samples, defaulted));
+}
+
+absl::Status CheckCapOfEverySampleIsNoCap(const DynamicCpProblem& problem) {
+  DynamicCpOptions uncapped = problem.options;
+  uncapped.max_num_seqs.reset();
+  DynamicCpOptions loose = problem.options;
+  loose.max_num_seqs = std::max<std::int64_t>(1, static_cast<std::int64_t>(problem.samples.size()));
+  const std::string cap = absl::StrCat(*loose.max_num_seqs);
+  if (absl::Status step = CompareOutcomes(
+          "step without a cap", PackingAwareStep(problem.samples, uncapped),
+          absl::StrCat("step with max_num_seqs ", cap), PackingAwareStep(problem.samples, loose));
+      !step.ok()) {
+    return step;
+  }
+  if (absl::Status placement =
+          CompareOutcomes("placement without a cap", PackingAwarePlacement(problem.samples, uncapped),
+                          absl::StrCat("placement with max_num_seqs ", cap),
+                          PackingAwarePlacement(problem.samples, loose));
+      !placement.ok()) {
+    return placement;
+  }
+  return CompareOutcomes("schedule without a cap", ScheduleDynamicCp(problem.samples, uncapped),
+                         absl::StrCat("schedule with max_num_seqs ", cap),
+                         ScheduleDynamicCp(problem.samples, loose));
+}
+
+absl::Status CheckCapOneHoldsOneSamplePerRank(const DynamicCpProblem& problem) {
+  DynamicCpOptions one = problem.options;
+  one.max_num_seqs = 1;
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, one);
+  if (!schedule.ok()) return AcceptableFailure(schedule.status());
+  for (std::size_t m = 0; m < schedule->microbatches.size(); ++m) {
+    const auto& ranks = schedule->microbatches[m].rank_ids;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (ranks[r].size() > 1) {
+        return Fail(absl::StrCat("max_num_seqs 1: microbatch ", m, " rank ", r, " holds ",
+                                 RankText(ranks[r])));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
@@ -348,9 +390,14 @@ absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
       {"PackingAwareStep", PackingAwareStep(problem.samples, problem.options).status()},
       {"PackingAwarePlacement", PackingAwarePlacement(problem.samples, problem.options).status()},
       {"ScheduleDynamicCp", ScheduleDynamicCp(problem.samples, problem.options).status()},
+      {"ScheduleDynamicCpCompact",
+       ScheduleDynamicCpCompact(problem.samples, problem.options).status()},
       {"ScheduleLegacy", ScheduleLegacy(problem.samples, problem.options).status()},
+      {"ScheduleLegacyCompact", ScheduleLegacyCompact(problem.samples, problem.options).status()},
       {"CheckSchedule", CheckSchedule(problem.samples, Schedule{}, problem.options)},
       {"oracle step", ReferencePackingAwareStep(problem.samples, problem.options).status()},
+      {"oracle placement",
+       oracle::ReferencePackingAwarePlacement(problem.samples, problem.options).status()},
       {"oracle schedule", ReferenceScheduleDynamicCp(problem.samples, problem.options).status()},
       {"oracle legacy schedule",
        ReferenceScheduleLegacy(problem.samples, problem.options).status()},
@@ -364,7 +411,25 @@ absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
   return absl::OkStatus();
 }
 
+absl::Status CheckLegacyRefusesSequenceCap(const DynamicCpProblem& problem) {
+  DynamicCpProblem capped = problem;
+  if (!capped.options.max_num_seqs.has_value()) capped.options.max_num_seqs = 1;
+  const std::vector<std::pair<const char*, absl::Status>> outcomes = {
+      {"ScheduleLegacy", ScheduleLegacy(capped.samples, capped.options).status()},
+      {"ScheduleLegacyCompact", ScheduleLegacyCompact(capped.samples, capped.options).status()},
+      {"oracle legacy schedule", ReferenceScheduleLegacy(capped.samples, capped.options).status()},
+  };
+  for (const auto& [entry_point, status] : outcomes) {
+    if (status.code() != absl::StatusCode::kInvalidArgument) {
+      return Fail(absl::StrCat(entry_point, " gives ", status.ToString(), " for max_num_seqs ",
+                               *capped.options.max_num_seqs, ", not INVALID_ARGUMENT"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem) {
+  if (problem.options.max_num_seqs.has_value()) return CheckLegacyRefusesSequenceCap(problem);
   const absl::StatusOr<Schedule> schedule = ScheduleLegacy(problem.samples, problem.options);
   if (!schedule.ok()) return AcceptableFailure(schedule.status());
   const absl::Status status = CheckSchedule(problem.samples, *schedule, problem.options);
@@ -494,7 +559,7 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   for (const Invariant invariant :
        {Invariant::kNoEmptyRank, Invariant::kEachSampleOnce, Invariant::kPowerOfTwoCp,
         Invariant::kTokenBudget, Invariant::kWorkCap, Invariant::kMinimumCp,
-        Invariant::kVppMultiple}) {
+        Invariant::kVppMultiple, Invariant::kSequenceCap}) {
     outcomes.emplace_back("invariant", CheckKeepsInvariant(problem, invariant));
   }
   outcomes.emplace_back("empty ranks form a tail", CheckEmptyRanksFormATail(problem));
@@ -505,15 +570,22 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   outcomes.emplace_back("relabelling", CheckRelabellingRelabels(problem, 0x5EED));
   outcomes.emplace_back("doubling", CheckDoublingKeepsLayout(problem));
   outcomes.emplace_back("min_cp 1 is the default", CheckMinCpOneIsTheDefault(problem));
-  outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(problem));
+  outcomes.emplace_back("a cap of every sample is no cap", CheckCapOfEverySampleIsNoCap(problem));
+  outcomes.emplace_back("cap 1 holds one sample per rank",
+                        CheckCapOneHoldsOneSamplePerRank(problem));
+  outcomes.emplace_back("legacy refuses a cap", CheckLegacyRefusesSequenceCap(problem));
+  // The legacy scheduler takes no cap: its checks run on the problem without.
+  DynamicCpProblem uncapped = problem;
+  uncapped.options.max_num_seqs.reset();
+  outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(uncapped));
   if (const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
       schedule.ok()) {
     outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));
   }
-  outcomes.emplace_back("legacy matches oracle", CheckLegacyMatchesReference(problem));
+  outcomes.emplace_back("legacy matches oracle", CheckLegacyMatchesReference(uncapped));
   outcomes.emplace_back("compact form is the per-rank form", CheckCompactMatchesPerRank(problem));
   outcomes.emplace_back("legacy compact form is the per-rank form",
-                        CheckLegacyCompactMatchesPerRank(problem));
+                        CheckLegacyCompactMatchesPerRank(uncapped));
   const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
   if (permutation.code() != absl::StatusCode::kInvalidArgument) {
     outcomes.emplace_back("permutation", permutation);

@@ -65,12 +65,30 @@ absl::Status CheckPermutationKeepsSchedule(const DynamicCpProblem& problem,
 // Metamorphic: min_cp_size 1 schedules exactly as options that never set it.
 absl::Status CheckMinCpOneIsTheDefault(const DynamicCpProblem& problem);
 
-// Every entry point (step, placement, schedule, legacy, and the oracle)
-// rejects an invalid problem with InvalidArgument.
+// Metamorphic: max_num_seqs of at least the number of samples gives exactly
+// the uncapped step, placement and schedule (no group can reach the cap
+// while a sample is left to add).
+absl::Status CheckCapOfEverySampleIsNoCap(const DynamicCpProblem& problem);
+
+// Under max_num_seqs 1 (whatever the problem's cap), every rank of every
+// microbatch holds at most one sample, counted on the rank lists themselves
+// (not through the checker). FailedPrecondition is accepted.
+absl::Status CheckCapOneHoldsOneSamplePerRank(const DynamicCpProblem& problem);
+
+// Every entry point that takes DynamicCpOptions (step, placement, schedule
+// and its compact form, legacy and its compact form, the checker, and the
+// oracle's step, placement, schedule and legacy schedule) rejects an invalid
+// problem with InvalidArgument.
 absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem);
 
+// The legacy scheduler takes no cap: with max_num_seqs set (to 1 if the
+// problem has none), ScheduleLegacy, ScheduleLegacyCompact and the oracle's
+// legacy schedule fail with InvalidArgument on a valid problem.
+absl::Status CheckLegacyRefusesSequenceCap(const DynamicCpProblem& problem);
+
 // The legacy scheduler's schedules keep every invariant too (or it fails
-// with FailedPrecondition, as upstream does).
+// with FailedPrecondition, as upstream does). With max_num_seqs set, it
+// refuses the cap instead (CheckLegacyRefusesSequenceCap).
 absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
 
 // MeasureQuality (core/quality.h) reads `schedule`, a valid schedule of

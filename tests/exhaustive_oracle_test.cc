@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_options.h"
+#include "core/packing_aware.h"
 #include "oracle/reference_oracle.h"
 
 namespace dcpsched::oracle {
@@ -108,6 +109,54 @@ TEST(ExhaustiveOracleTest, Limits) {
   EXPECT_GT(largest->placements_enumerated, 0);
 }
 
+// The cap only removes placements: a cap of at least the sample count
+// removes none, a smaller one leaves a subset whose optimum is no better,
+// and every rank of the optimum found keeps the cap.
+TEST(ExhaustiveOracleTest, SequenceCapOnlyRemovesPlacements) {
+  std::mt19937_64 random(20261202);
+  int capped_compared = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::int64_t gpus = 1 + static_cast<std::int64_t>(random() % 4);
+    const std::int64_t mslpr = 1 + static_cast<std::int64_t>(random() % 24);
+    const int count = 1 + static_cast<int>(random() % 5);
+    std::vector<Sample> samples;
+    for (int i = 0; i < count; ++i) {
+      samples.push_back({i, 1 + static_cast<std::int64_t>(random() % mslpr)});
+    }
+    const DynamicCpOptions uncapped = Options(gpus, mslpr);
+    const absl::StatusOr<ExhaustiveOptimum> free_best =
+        ExhaustiveBestPlacement(samples, uncapped);
+    DynamicCpOptions loose = uncapped;
+    loose.max_num_seqs = count + static_cast<std::int64_t>(random() % 3);
+    const absl::StatusOr<ExhaustiveOptimum> loose_best =
+        ExhaustiveBestPlacement(samples, loose);
+    ASSERT_EQ(loose_best.status().code(), free_best.status().code());
+    if (!free_best.ok()) continue;
+    EXPECT_EQ(loose_best->placements_enumerated, free_best->placements_enumerated);
+    EXPECT_EQ(loose_best->scaled_max_work, free_best->scaled_max_work);
+
+    DynamicCpOptions capped = uncapped;
+    capped.max_num_seqs = 1 + static_cast<std::int64_t>(random() % 3);
+    const absl::StatusOr<ExhaustiveOptimum> capped_best =
+        ExhaustiveBestPlacement(samples, capped);
+    if (!capped_best.ok()) {
+      EXPECT_EQ(capped_best.status().code(), absl::StatusCode::kNotFound);
+      continue;
+    }
+    EXPECT_LE(capped_best->placements_enumerated, free_best->placements_enumerated);
+    EXPECT_GE(capped_best->scaled_max_work, free_best->scaled_max_work);
+    for (const std::vector<SampleId>& ids : capped_best->microbatch.rank_ids) {
+      EXPECT_LE(static_cast<std::int64_t>(ids.size()), *capped.max_num_seqs);
+    }
+    ++capped_compared;
+  }
+  EXPECT_GT(capped_compared, 50);
+  DynamicCpOptions zero = Options(2, 4);
+  zero.max_num_seqs = 0;
+  EXPECT_EQ(ExhaustiveBestPlacement({{0, 1}}, zero).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ExhaustiveOracleTest, ScaledMaxRankWork) {
   const Microbatch microbatch{{{1, 2}, {1}}};
   const absl::StatusOr<std::int64_t> work =
@@ -164,6 +213,58 @@ TEST(ExhaustiveOracleTest, StepNeverBeatsTheOptimum) {
     ++compared;
   }
   EXPECT_GT(compared, 400);
+}
+
+// The core's step under max_num_seqs: its microbatch is a placement of the
+// samples it placed that keeps the cap on every rank, so it never beats the
+// optimum over those samples under that cap.
+TEST(ExhaustiveOracleTest, CappedCoreStepKeepsTheCapAndNeverBeatsTheOptimum) {
+  std::mt19937_64 random(20261203);
+  int compared = 0;
+  int with_leftovers = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::int64_t gpus = 1 + static_cast<std::int64_t>(random() % 4);
+    const std::int64_t mslpr = 1 + static_cast<std::int64_t>(random() % 24);
+    std::int64_t min_cp = 1;
+    while (min_cp * 2 <= gpus && random() % 3 == 0) min_cp *= 2;
+    std::int64_t widest = 1;
+    while (widest * 2 <= gpus) widest *= 2;
+    const auto longest = static_cast<std::uint64_t>(mslpr * widest);
+    const int count = 1 + static_cast<int>(random() % 6);
+    std::vector<Sample> samples;
+    for (int i = 0; i < count; ++i) {
+      samples.push_back({100 + i, 1 + static_cast<std::int64_t>(random() % longest)});
+    }
+    DynamicCpOptions options = Options(gpus, mslpr, min_cp);
+    options.max_num_seqs = random() % 4 == 0 ? count : 1 + static_cast<std::int64_t>(random() % 3);
+    const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, options);
+    if (!step.ok()) {
+      // Only upstream's expand-once defect (G = 3) may stop the step here.
+      EXPECT_EQ(step.status().code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_EQ(gpus, 3);
+      continue;
+    }
+    for (const std::vector<SampleId>& ids : step->microbatch.rank_ids) {
+      EXPECT_LE(static_cast<std::int64_t>(ids.size()), *options.max_num_seqs)
+          << "trial " << trial;
+    }
+    std::vector<Sample> placed;
+    for (const Sample& sample : samples) {
+      if (std::find(step->leftovers.begin(), step->leftovers.end(), sample) ==
+          step->leftovers.end()) {
+        placed.push_back(sample);
+      }
+    }
+    if (!step->leftovers.empty()) ++with_leftovers;
+    const absl::StatusOr<ExhaustiveOptimum> best = ExhaustiveBestPlacement(placed, options);
+    ASSERT_TRUE(best.ok()) << best.status() << " trial " << trial;
+    const absl::StatusOr<std::int64_t> step_work = ScaledMaxRankWork(step->microbatch, placed);
+    ASSERT_TRUE(step_work.ok()) << step_work.status();
+    EXPECT_LE(best->scaled_max_work, *step_work) << "trial " << trial;
+    ++compared;
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(with_leftovers, 100);
 }
 
 }  // namespace

@@ -7,10 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -52,6 +56,17 @@ TEST(FuzzInputWriterTest, DynamicCpProblemsRoundTrip) {
       ("G=-9223372036854775808 mslpr=9223372036854775807 min_cp=-9223372036854775808 "
        "vpp=-9223372036854775808 samples=-9223372036854775808:9223372036854775807"),
       "G=65537 mslpr=2147483648 min_cp=3 vpp=5 samples=1:67108865,2:67108865,3:8192,4:128",
+      "G=14 mslpr=100 max_num_seqs=1 samples=0:50,1:50",
+      "G=8 mslpr=2048 vpp=4 max_num_seqs=2 samples=0:8000,1:300,2:1200,3:5000",
+      "G=4 mslpr=10 max_num_seqs=4 samples=",
+      "G=4 mslpr=10 max_num_seqs=16 samples=0:1",
+      "G=4 mslpr=10 max_num_seqs=17 samples=0:1",
+      "G=4 mslpr=10 max_num_seqs=200 samples=0:1",
+      "G=4 mslpr=10 max_num_seqs=201 samples=0:1",
+      "G=4 mslpr=10 max_num_seqs=0 samples=0:1",
+      "G=4 mslpr=10 max_num_seqs=-1 samples=0:1,1:2",
+      "G=4 mslpr=10 max_num_seqs=-9223372036854775808 samples=-7:1",
+      "G=4 mslpr=10 max_num_seqs=9223372036854775807 samples=0:1",
   };
   for (const char* text : kProblems) {
     const DynamicCpProblem problem = Problem(text);
@@ -62,6 +77,72 @@ TEST(FuzzInputWriterTest, DynamicCpProblemsRoundTrip) {
     EXPECT_EQ(FormatProblem(DecodeDynamicCpProblem(data)), FormatProblem(problem)) << text;
     EXPECT_EQ(data.remaining_bytes(), 0u) << text;
   }
+}
+
+// Inputs from before max_num_seqs existed: the writer's bytes of a problem
+// without a cap, behind unread bytes (a fuzzer's input often leaves some
+// before the ones it uses). They decode to the same problem, with no cap,
+// whatever those bytes are: fewer than four cannot make the cap's key, and
+// four or more make it only by a 2^-32 chance.
+TEST(DecodeTest, UnreadBytesBeforeAnUncappedProblemReadNoCap) {
+  std::mt19937_64 random(4);
+  const DynamicCpProblem problem =
+      Problem("G=8 mslpr=2048 vpp=4 samples=0:8000,1:300,2:1200,3:5000,4:128");
+  FuzzInputWriter writer;
+  ASSERT_TRUE(writer.WriteDynamicCpProblem(problem).ok());
+  const std::vector<std::uint8_t> written = writer.Bytes();
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(i % 40));
+    for (std::uint8_t& byte : bytes) byte = static_cast<std::uint8_t>(random());
+    bytes.insert(bytes.end(), written.begin(), written.end());
+    FuzzedDataProvider data(bytes.data(), bytes.size());
+    EXPECT_EQ(FormatProblem(DecodeDynamicCpProblem(data)), FormatProblem(problem));
+  }
+}
+
+// The dynamic-CP targets' dictionaries (corpus/fuzz_packing_aware.dict and
+// its twins) cap a problem: their entries, inserted just before the bytes a
+// problem uses, are the cap's key, selector and value.
+TEST(DecodeTest, TheDictionaryEntriesCapAProblem) {
+  const DynamicCpProblem problem = Problem("G=14 mslpr=100 samples=0:50,1:50");
+  FuzzInputWriter writer;
+  ASSERT_TRUE(writer.WriteDynamicCpProblem(problem).ok());
+  const std::vector<std::uint8_t> written = writer.Bytes();
+  const std::vector<std::pair<std::string, std::int64_t>> entries = {
+      {"spac", 1}, {std::string("\x00\x00spac", 6), 1}, {std::string("\x03\x00spac", 6), 4}};
+  for (const auto& [entry, cap] : entries) {
+    std::vector<std::uint8_t> bytes(entry.begin(), entry.end());
+    bytes.insert(bytes.end(), written.begin(), written.end());
+    FuzzedDataProvider data(bytes.data(), bytes.size());
+    DynamicCpProblem capped = problem;
+    capped.options.max_num_seqs = cap;
+    EXPECT_EQ(FormatProblem(DecodeDynamicCpProblem(data)), FormatProblem(capped));
+  }
+}
+
+// The writer adds nothing for a problem without a cap, so every seed that
+// fuzz_write_seeds wrote before the cap existed is rewritten byte for byte:
+// each committed seed that decodes to an uncapped problem is exactly what
+// the writer writes for it.
+TEST(FuzzInputWriterTest, UncappedSeedsAreWrittenAsBefore) {
+  const std::filesystem::path seeds =
+      std::filesystem::path(DCPSCHED_GOLDEN_DIR) / ".." / ".." / "corpus" / "fuzz_packing_aware" /
+      "seeds";
+  int compared = 0;
+  for (const std::filesystem::directory_entry& entry :
+       std::filesystem::directory_iterator(seeds)) {
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                          std::istreambuf_iterator<char>());
+    FuzzedDataProvider data(bytes.data(), bytes.size());
+    const DynamicCpProblem problem = DecodeDynamicCpProblem(data);
+    if (problem.options.max_num_seqs.has_value()) continue;
+    FuzzInputWriter writer;
+    ASSERT_TRUE(writer.WriteDynamicCpProblem(problem).ok()) << entry.path();
+    EXPECT_EQ(writer.Bytes(), bytes) << entry.path();
+    ++compared;
+  }
+  EXPECT_GE(compared, 30);
 }
 
 TEST(FuzzInputWriterTest, TheReviewProblemIsAFewBytes) {
@@ -218,6 +299,17 @@ TEST(IsValidBySpecTest, AgreesWithTheCoresValidation) {
               ValidateDynamicCpProblem(problem.samples, problem.options).ok())
         << FormatProblem(problem);
   }
+  // Random bytes almost never hold the cap's key: give the problems caps.
+  constexpr std::int64_t kCaps[] = {1, 2, 200, kMaxInt, 0, -1, kMinInt};
+  for (int i = 0; i < 500; ++i) {
+    const std::vector<std::uint8_t> bytes = RandomBytes(random);
+    FuzzedDataProvider data(bytes.data(), bytes.size());
+    DynamicCpProblem problem = DecodeDynamicCpProblem(data);
+    problem.options.max_num_seqs = kCaps[i % std::size(kCaps)];
+    EXPECT_EQ(IsValidBySpec(problem),
+              ValidateDynamicCpProblem(problem.samples, problem.options).ok())
+        << FormatProblem(problem);
+  }
 }
 
 TEST(IsValidBySpecTest, JudgesSpecsLimits) {
@@ -237,6 +329,9 @@ TEST(IsValidBySpecTest, JudgesSpecsLimits) {
   EXPECT_FALSE(IsValidBySpec(Problem("G=4 mslpr=1 samples=0:0")));
   EXPECT_FALSE(IsValidBySpec(Problem("G=4 mslpr=2147483647 samples=0:67108865")));
   EXPECT_FALSE(IsValidBySpec(Problem("G=4 mslpr=10 min_cp=4 samples=0:41")));
+  EXPECT_TRUE(IsValidBySpec(Problem("G=4 mslpr=10 max_num_seqs=1 samples=0:5,1:5")));
+  EXPECT_FALSE(IsValidBySpec(Problem("G=4 mslpr=10 max_num_seqs=0 samples=0:5")));
+  EXPECT_FALSE(IsValidBySpec(Problem("G=4 mslpr=10 max_num_seqs=-1 samples=")));
 }
 
 }  // namespace

@@ -43,6 +43,13 @@ constexpr const char* kRegressions[] = {
     // The group of two on ranks 4-5 cannot widen to four: 5 + 2 is not < G,
     // so the step falls back to the full group (expand_bound_off_by_one).
     "G=7 mslpr=10 samples=0:40,1:20",
+    // max_num_seqs (Megatron-LM PR #6479): the review's case with the
+    // full-group fallback stopping at the cap; a full group skipped while a
+    // new one still opens; cap 1 on a VPP problem; a cap of every sample.
+    "G=14 mslpr=100 max_num_seqs=1 samples=0:50,1:50",
+    "G=2 mslpr=100 max_num_seqs=1 samples=0:10,1:3,2:3",
+    "G=6 mslpr=8 vpp=3 max_num_seqs=1 samples=0:3,1:9,2:17,3:1,4:1,5:2",
+    "G=8 mslpr=2048 vpp=4 max_num_seqs=7 samples=0:8000,1:300,2:1200,3:5000,4:128,5:128,6:4096",
 };
 
 TEST(CheckEveryPropertyTest, RegressionsKeepEveryProperty) {
@@ -56,6 +63,8 @@ TEST(CheckEveryPropertyTest, InvalidProblemsMustBeRejected) {
   EXPECT_TRUE(CheckEveryProperty(Problem("G=0 mslpr=1 samples=0:1")).ok());
   EXPECT_TRUE(CheckEveryProperty(Problem("G=4 mslpr=1 min_cp=3 samples=0:1")).ok());
   EXPECT_TRUE(CheckEveryProperty(Problem("G=2 mslpr=1 samples=0:1,0:1")).ok());
+  EXPECT_TRUE(CheckEveryProperty(Problem("G=2 mslpr=10 max_num_seqs=0 samples=0:1")).ok());
+  EXPECT_TRUE(CheckEveryProperty(Problem("G=2 mslpr=10 max_num_seqs=-1 samples=0:1")).ok());
 }
 
 TEST(ProblemChecksTest, InvalidIsRejectedFailsOnAValidProblem) {

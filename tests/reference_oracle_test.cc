@@ -5,9 +5,11 @@
 
 #include "oracle/reference_oracle.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -241,6 +243,98 @@ TEST(ReferenceStepTest, FullGroupFallbackOnFourteenRanks) {
   EXPECT_TRUE(step->leftovers.empty());
 }
 
+DynamicCpOptions CappedOptions(std::int64_t total_gpus, std::int64_t mslpr,
+                               std::int64_t max_num_seqs) {
+  DynamicCpOptions options = Options(total_gpus, mslpr);
+  options.max_num_seqs = max_num_seqs;
+  return options;
+}
+
+// The same example under max_num_seqs = 1: the 9 may not join the 7's full
+// group, so it opens rank 1 as before; the fallback then takes only the 7
+// and leaves the 9 over.
+TEST(ReferenceStepTest, FullGroupFallbackStopsAtTheCap) {
+  const absl::StatusOr<PackedMicrobatch> step =
+      ReferencePackingAwareStep({{7, 50}, {9, 50}}, CappedOptions(14, 100, 1));
+  ASSERT_TRUE(step.ok()) << step.status();
+  for (int r = 0; r < 14; ++r) {
+    EXPECT_THAT(step->microbatch.rank_ids[r], ElementsAre(7));
+    EXPECT_EQ(step->rank_work[r], 2500.0 / 14.0);
+  }
+  EXPECT_EQ(step->leftovers, (std::vector<Sample>{{9, 50}}));
+}
+
+// G=1, mslpr=100: without a cap the two 40s share rank 0
+// (TokenBudgetMakesLeftovers); with max_num_seqs = 1 the group is full after
+// the first, and no rank is free for a new one: the second is left over,
+// and the schedule takes one microbatch per sample.
+TEST(ReferenceStepTest, FullGroupTakesNoMoreSamples) {
+  const std::vector<Sample> samples = {{0, 40}, {1, 40}, {2, 40}};
+  const absl::StatusOr<PackedMicrobatch> step =
+      ReferencePackingAwareStep(samples, CappedOptions(1, 100, 1));
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->microbatch.rank_ids, (RankLists{{0}}));
+  EXPECT_EQ(step->leftovers, (std::vector<Sample>{{1, 40}, {2, 40}}));
+  const absl::StatusOr<Schedule> schedule =
+      ReferenceScheduleDynamicCp(samples, CappedOptions(1, 100, 1));
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_THAT(schedule->microbatches, SizeIs(samples.size()));
+}
+
+// A full group is no add candidate, but opening a new group is unaffected:
+// G=2, mslpr=100, samples 10, 3, 3. The first 3 opens rank 1 (max 100 beats
+// 109 on the 10's rank), capped or not. Without a cap the second 3 joins it
+// (max 100); under max_num_seqs = 1 both groups are full and no rank is
+// free, so it is left over.
+TEST(ReferenceStepTest, CapLeavesOpeningNewGroupsAlone) {
+  const std::vector<Sample> samples = {{0, 10}, {1, 3}, {2, 3}};
+  const absl::StatusOr<PackedMicrobatch> uncapped =
+      ReferencePackingAwareStep(samples, Options(2, 100));
+  const absl::StatusOr<PackedMicrobatch> capped =
+      ReferencePackingAwareStep(samples, CappedOptions(2, 100, 1));
+  ASSERT_TRUE(uncapped.ok()) << uncapped.status();
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(uncapped->microbatch.rank_ids, (RankLists{{0}, {1, 2}}));
+  EXPECT_EQ(capped->microbatch.rank_ids, (RankLists{{0}, {1}}));
+  EXPECT_EQ(capped->leftovers, (std::vector<Sample>{{2, 3}}));
+}
+
+// Every golden step that succeeds, rerun under a cap: a cap of at least the
+// number of samples changes nothing, bit for bit; a cap of 1 leaves at most
+// one sample on each rank and places at least one.
+TEST(ReferenceStepTest, GoldenStepsUnderACap) {
+  int checked = 0;
+  for (const nlohmann::json& golden : ReadGoldenFile("packing_aware_step.jsonl")) {
+    if (!golden["expect"]["ok"].get<bool>()) continue;
+    const std::vector<Sample> samples = SamplesOf(golden);
+    const DynamicCpOptions options = DynamicCpOptionsOf(golden);
+    const absl::StatusOr<PackedMicrobatch> uncapped =
+        ReferencePackingAwareStep(samples, options);
+    ASSERT_TRUE(uncapped.ok()) << golden["name"] << ": " << uncapped.status();
+    DynamicCpOptions loose = options;
+    loose.max_num_seqs = std::max<std::int64_t>(1, samples.size());
+    const absl::StatusOr<PackedMicrobatch> loosely_capped =
+        ReferencePackingAwareStep(samples, loose);
+    ASSERT_TRUE(loosely_capped.ok()) << golden["name"] << ": " << loosely_capped.status();
+    EXPECT_EQ(*loosely_capped, *uncapped) << golden["name"];
+    DynamicCpOptions one = options;
+    one.max_num_seqs = 1;
+    const absl::StatusOr<PackedMicrobatch> capped = ReferencePackingAwareStep(samples, one);
+    if (!capped.ok()) {
+      EXPECT_EQ(capped.status().code(), absl::StatusCode::kFailedPrecondition) << golden["name"];
+      continue;
+    }
+    for (const std::vector<SampleId>& ids : capped->microbatch.rank_ids) {
+      EXPECT_LE(ids.size(), 1u) << golden["name"];
+    }
+    if (!samples.empty()) {
+      EXPECT_LT(capped->leftovers.size(), samples.size()) << golden["name"];
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
 // G=5, mslpr=1: groups {0,1} and {2,3} after two expansions; widening {0,1}
 // to 4 would move rank 3 to rank 5 (upstream: IndexError).
 TEST(ReferenceStepTest, ExpandPastLastRankIsFailedPrecondition) {
@@ -327,6 +421,15 @@ TEST(ReferenceStepTest, RejectsInputOutsideTheLimits) {
   DynamicCpOptions zero_vpp = Options(2, 10);
   zero_vpp.vpp_group = 0;
   EXPECT_EQ(code({{0, 5}}, zero_vpp), kInvalid);
+  EXPECT_EQ(code({{0, 5}}, CappedOptions(2, 10, 0)), kInvalid);
+  EXPECT_EQ(code({{0, 5}}, CappedOptions(2, 10, -1)), kInvalid);
+  EXPECT_EQ(code({{0, 5}}, CappedOptions(2, 10, std::numeric_limits<std::int64_t>::min())),
+            kInvalid);
+  EXPECT_EQ(code({{0, 5}}, CappedOptions(2, 10, 1)), absl::StatusCode::kOk);
+  EXPECT_EQ(ReferencePackingAwarePlacement({{0, 5}}, CappedOptions(2, 10, 0)).status().code(),
+            kInvalid);
+  EXPECT_EQ(ReferenceScheduleDynamicCp({{0, 5}}, CappedOptions(2, 10, 0)).status().code(),
+            kInvalid);
   // min_cp_size raises cp_min: a sample of 1 needing 4 ranks on G = 4 is fine.
   EXPECT_EQ(code({{0, 1}}, Options(4, 10, 4)), absl::StatusCode::kOk);
 }
@@ -612,6 +715,16 @@ TEST(ReferenceLegacyTest, NoSamplesAndInvalidInput) {
   EXPECT_EQ(ReferenceScheduleLegacy({{0, 10}, {1, 401}}, Options(2, 100))
                 .status()
                 .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Upstream's legacy step has no cap: any max_num_seqs is refused, even one
+// that would change nothing.
+TEST(ReferenceLegacyTest, RefusesASequenceCap) {
+  EXPECT_TRUE(ReferenceScheduleLegacy({{0, 2}, {1, 2}}, Options(2, 10)).ok());
+  DynamicCpOptions capped = Options(2, 10);
+  capped.max_num_seqs = 100;
+  EXPECT_EQ(ReferenceScheduleLegacy({{0, 2}, {1, 2}}, capped).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
