@@ -28,6 +28,7 @@ import dcpsched
 from conftest import REPO
 from dcpsched.conformance import (checks, corpus, generators, known_upstreams, shrink,
                                   signatures, upstream)
+from dcpsched.conformance.golden import GoldenWriter
 from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem
 from dcpsched.conformance.worker import UpstreamWorker
 from test_golden import assert_schedule_equal, assert_step_equal, run as run_golden_case
@@ -445,3 +446,21 @@ def test_upstream_calls_are_answers_errors_or_hangs():
         last = worker.call(worker_pid, (), 5.0).value
     with pytest.raises(ProcessLookupError):  # reaped on exit
         os.kill(last, 0)
+
+
+def test_golden_writer_tags_files_and_leaves_out_large_g(tmp_path):
+    def outcome(total_gpus, cap):
+        problem = DynamicCpProblem(((0, 3),), total_gpus, 8, max_num_seqs=cap)
+        groups = [[[0]] * total_gpus]
+        return checks.Outcome("get_groups_and_subsamples", checks.EQUAL,
+                              checks.Answer(value=groups), checks.Answer(value=groups),
+                              problem, max_num_seqs=cap)
+    writer = GoldenWriter(tmp_path, tag="pr6479", max_gpus=64)
+    for total_gpus, cap in ((2, 3), (64, None), (128, 3)):
+        writer.add(outcome(total_gpus, cap))
+    assert writer.write() == {"packing_aware_schedule_pr6479.jsonl": 2}
+    assert writer.left_out_large == 1
+    cases = [json.loads(line) for line in
+             (tmp_path / "packing_aware_schedule_pr6479.jsonl").read_text().splitlines()]
+    assert [(c["name"], c["total_gpus"], c["max_num_seqs"]) for c in cases] == [
+        ("pa-sched-pr6479-0001", 2, 3), ("pa-sched-pr6479-0002", 64, None)]

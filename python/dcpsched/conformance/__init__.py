@@ -1,7 +1,8 @@
 """Conformance check: dcpsched against the scheduler of a Megatron-LM checkout.
 
     python3 -m dcpsched.conformance --megatron PATH [--cases N] [--seed S]
-        [--corpus DIR]... [--no-corpora] [--write-golden DIR [--golden-tag TAG]]
+        [--corpus DIR]... [--no-corpora]
+        [--write-golden DIR [--golden-tag TAG] [--golden-max-gpus G]]
         [--timeout SECONDS]
 
 loads megatron/core/datasets/data_schedule.py and data_schedule_utils.py from

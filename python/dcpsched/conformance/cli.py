@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="run the generated problems only (no fuzz corpora)")
     parser.add_argument("--write-golden", type=pathlib.Path, metavar="DIR",
                         help="write upstream's answers as golden vectors into DIR")
+    parser.add_argument("--golden-max-gpus", type=int, metavar="G",
+                        help="with --write-golden: leave out cases of more than G ranks "
+                             "(their files take megabytes)")
     parser.add_argument("--golden-tag", metavar="TAG",
                         help="with --write-golden: append _TAG to the file names and "
                              "-TAG to the case names (e.g. pr6479)")
@@ -101,8 +104,8 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
         "next_hdp_group_packing_aware takes none, so dcpsched gets none"), file=out)
     print(f"problems: {args.cases} generated (seed {args.seed}); corpora: "
           f"{', '.join(str(d) for d in corpora) if corpora else 'none'}", file=out)
-    writer = (GoldenWriter(args.write_golden, args.golden_tag) if args.write_golden
-              else None)
+    writer = (GoldenWriter(args.write_golden, args.golden_tag, args.golden_max_gpus)
+              if args.write_golden else None)
     counts = collections.Counter()
     problems = 0
     capped = 0        # dynamic-CP problems that set max_num_seqs
@@ -129,7 +132,8 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     if writer:
         written = writer.write()
         print(f"golden: wrote {', '.join(f'{n} cases to {f}' for f, n in written.items())} "
-              f"in {args.write_golden} ({writer.left_out} left out: a number outside int64)",
+              f"in {args.write_golden} ({writer.left_out} left out: a number outside int64; "
+              f"{writer.left_out_large} left out: more than --golden-max-gpus ranks)",
               file=out)
     print(f"{problems} problems; {capped} set max_num_seqs (the cap changes dcpsched's "
           f"schedule in {cap_changed}); not compared: {counts[checks.OUTSIDE]} outside "

@@ -5,7 +5,9 @@ packing_aware_schedule.jsonl (DefaultDynamicCPScheduler without VPP),
 vpp_align.jsonl (with vpp_group > 1), packing_aware_step.jsonl
 (next_hdp_group_packing_aware) and dp_balanced_schedule.jsonl (with a tag,
 e.g. pr6479: packing_aware_step_pr6479.jsonl, case names pa-step-pr6479-0001,
-so vectors of several upstream commits sit side by side). A packing-aware
+so vectors of several upstream commits sit side by side; with max_gpus,
+cases of more ranks are left out, a schedule of thousands of ranks taking
+megabytes). A packing-aware
 case's "max_num_seqs" is the cap dcpsched was compared under: the problem's
 where the checkout's next_hdp_group_packing_aware takes one, else null (the
 cap plays no part there). Where upstream
@@ -100,11 +102,13 @@ def _fits_int64(case) -> bool:
 class GoldenWriter:
     """Collects outcomes; write() puts their upstream answers into DIR/*.jsonl."""
 
-    def __init__(self, directory, tag=None):
+    def __init__(self, directory, tag=None, max_gpus=None):
         self._directory = pathlib.Path(directory)
         self._tag = tag
+        self._max_gpus = max_gpus  # None: every G
         self._lines = {}
         self.left_out = 0  # cases with a number outside int64
+        self.left_out_large = 0  # cases with total_gpus above max_gpus
 
     def add(self, outcome) -> None:
         """Keeps `outcome` if it holds an upstream answer the format can say."""
@@ -118,6 +122,9 @@ class GoldenWriter:
         case = _case(f"{prefix}-{len(lines) + 1:04d}", outcome)
         if not _fits_int64(case):
             self.left_out += 1
+            return
+        if self._max_gpus is not None and case["total_gpus"] > self._max_gpus:
+            self.left_out_large += 1  # thousands of ranks: megabytes a case
             return
         lines.append(json.dumps(case, separators=(",", ":")))
 
