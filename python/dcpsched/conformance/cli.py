@@ -76,6 +76,24 @@ def _report(outcome, source, worker, timeout, out) -> None:
     print(f"  found in {source}", file=out)
 
 
+def _describe_upstream(up, out) -> List[str]:
+    """Prints what was loaded: the files' hashes (known or not), the upstream
+    parameters dcpsched does not model, where max_num_seqs goes. Returns the
+    unmodelled parameters ("function(parameter)")."""
+    for line in known_upstreams.report_lines((up.schedule_file, up.utils_file)):
+        print(line, file=out)
+    unmodelled = signatures.unmodelled_parameters(up)
+    for entry in unmodelled:
+        print(f"unmodelled: upstream's {entry}: dcpsched has no counterpart, so no check "
+              "sets it", file=out)
+    print("max_num_seqs: " + (
+        "passed to upstream's DefaultDynamicCPScheduler and next_hdp_group_packing_aware, "
+        "and to dcpsched" if up.step_takes_max_num_seqs else
+        "passed to upstream's DefaultDynamicCPScheduler only: this checkout's "
+        "next_hdp_group_packing_aware takes none, so dcpsched gets none"), file=out)
+    return unmodelled
+
+
 def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     """Runs the check; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -91,17 +109,7 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     except (upstream.MissingFunction, corpus.CorpusError) as error:
         print(f"conformance: {error}", file=sys.stderr)
         return 2
-    for line in known_upstreams.report_lines((up.schedule_file, up.utils_file)):
-        print(line, file=out)
-    unmodelled = signatures.unmodelled_parameters(up)
-    for entry in unmodelled:
-        print(f"unmodelled: upstream's {entry}: dcpsched has no counterpart, so no check "
-              "sets it", file=out)
-    print("max_num_seqs: " + (
-        "passed to upstream's DefaultDynamicCPScheduler and next_hdp_group_packing_aware, "
-        "and to dcpsched" if up.step_takes_max_num_seqs else
-        "passed to upstream's DefaultDynamicCPScheduler only: this checkout's "
-        "next_hdp_group_packing_aware takes none, so dcpsched gets none"), file=out)
+    unmodelled = _describe_upstream(up, out)
     print(f"problems: {args.cases} generated (seed {args.seed}); corpora: "
           f"{', '.join(str(d) for d in corpora) if corpora else 'none'}", file=out)
     writer = (GoldenWriter(args.write_golden, args.golden_tag, args.golden_max_gpus)
