@@ -28,6 +28,9 @@ struct GoldenCase {
   std::int64_t max_seq_len_per_rank = 0;
   std::int64_t min_cp_size = 1;
   std::optional<std::int64_t> vpp_group;
+  // dp_balanced's cap on the samples of a packed sequence, or packing_aware's
+  // on the samples of a rank (Megatron-LM PR #6479; null in vectors from
+  // commits without it). Legacy refuses a set cap.
   std::optional<std::int64_t> max_num_seqs;
   std::vector<Sample> samples;
 

@@ -201,16 +201,36 @@ Schedule ToSchedule(py::handle value, const char* argument) {
   return schedule;
 }
 
-DynamicCpOptions ToDynamicCpOptions(py::handle total_gpus,
-                                    py::handle max_seq_len_per_rank,
-                                    py::handle min_cp_size,
-                                    py::handle vpp_group) {
+// The dynamic-CP schedulers' max_num_seqs (Megatron-LM PR #6479's cap on the
+// samples one rank holds in a microbatch): None, or an int. Anything else is
+// InvalidArgument saying what to pass (not TypeError: upstream compares the
+// cap with a count, so a float "works" there and must be refused as a value);
+// an int below 1 is refused by the core, naming the limit.
+absl::StatusOr<std::optional<std::int64_t>> ToMaxNumSeqs(py::handle value) {
+  if (value.is_none()) return std::nullopt;
+  if (PyIndex_Check(value.ptr()) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_num_seqs must be None (no cap) or an int >= 1 (the most samples "
+        "one rank holds in a microbatch), not ",
+        TypeName(value)));
+  }
+  return ToInt64Argument(value, "max_num_seqs");
+}
+
+// The dynamic-CP options; InvalidArgument for a max_num_seqs that is no int
+// (other arguments of the wrong type raise TypeError).
+absl::StatusOr<DynamicCpOptions> ToDynamicCpOptions(
+    py::handle total_gpus, py::handle max_seq_len_per_rank,
+    py::handle min_cp_size, py::handle vpp_group, py::handle max_num_seqs) {
   DynamicCpOptions options;
   options.total_gpus = ToInt64Argument(total_gpus, "total_gpus");
   options.max_seq_len_per_rank =
       ToInt64Argument(max_seq_len_per_rank, "max_seq_len_per_rank");
   options.min_cp_size = ToInt64Argument(min_cp_size, "min_cp_size");
   options.vpp_group = ToOptionalInt64(vpp_group, "vpp_group");
+  absl::StatusOr<std::optional<std::int64_t>> cap = ToMaxNumSeqs(max_num_seqs);
+  if (!cap.ok()) return cap.status();
+  options.max_num_seqs = *cap;
   return options;
 }
 
@@ -366,11 +386,12 @@ py::list PyScheduleDynamicCp(const py::object& sample_id_seqlens,
                              const py::object& max_seq_len_per_rank,
                              const py::object& min_cp_size,
                              const py::object& vpp_group,
+                             const py::object& max_num_seqs,
                              const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
-  const DynamicCpOptions options = ToDynamicCpOptions(
-      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
+  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group, max_num_seqs));
   const std::optional<std::int64_t> view =
       ValueOrThrow(ToRank(rank, options.total_gpus));
   return ToPython(ValueOrThrow(WithoutGil([&] {
@@ -387,8 +408,8 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
                           const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
-  const DynamicCpOptions options = ToDynamicCpOptions(
-      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
+  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group, py::none()));
   const std::optional<std::int64_t> view =
       ValueOrThrow(ToRank(rank, options.total_gpus));
   return ToPython(ValueOrThrow(WithoutGil([&] {
@@ -401,11 +422,12 @@ py::tuple PyNextGroupPackingAware(const py::object& sample_seqlens,
                                   const py::object& total_gpus,
                                   const py::object& max_seq_len_per_rank,
                                   const py::object& min_cp_size,
+                                  const py::object& max_num_seqs,
                                   const py::object& rank) {
   const std::vector<Sample> samples =
       ToSamples(sample_seqlens, "sample_seqlens");
-  const DynamicCpOptions options = ToDynamicCpOptions(
-      total_gpus, max_seq_len_per_rank, min_cp_size, py::none());
+  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, py::none(), max_num_seqs));
   const std::optional<std::int64_t> view =
       ValueOrThrow(ToRank(rank, options.total_gpus));
   return ToPython(ValueOrThrow(WithoutGil(
@@ -456,12 +478,13 @@ py::list PyVerify(const py::object& schedule,
                   const py::object& sample_id_seqlens,
                   const py::object& total_gpus,
                   const py::object& max_seq_len_per_rank,
-                  const py::object& min_cp_size, const py::object& vpp_group) {
+                  const py::object& min_cp_size, const py::object& vpp_group,
+                  const py::object& max_num_seqs) {
   const Schedule checked = ToSchedule(schedule, "schedule");
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
-  const DynamicCpOptions options = ToDynamicCpOptions(
-      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group);
+  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group, max_num_seqs));
   const std::vector<std::string> messages = ValueOrThrow(WithoutGil(
       [&]() -> absl::StatusOr<std::vector<std::string>> {
         if (absl::Status status = ValidateDynamicCpProblem(samples, options);
@@ -535,15 +558,17 @@ Raises:
 )doc";
 
 constexpr char kScheduleDynamicCpDoc[] =
-    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, *, rank=None)
+    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, max_num_seqs=None, *, rank=None)
 --
 
 Schedules one global batch with the packing-aware dynamic-CP scheduler.
 
 Same result as upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples
 with dp_size * cp_size == total_gpus, max_seqlen_per_dp_cp_rank ==
-max_seq_len_per_rank, min_cp_size, and microbatch_group_size_per_vp_stage ==
-vpp_group (None or 1: no VPP alignment).
+max_seq_len_per_rank, min_cp_size, microbatch_group_size_per_vp_stage ==
+vpp_group (None or 1: no VPP alignment) and max_num_seqs (Megatron-LM PR
+#6479's cap; Megatron-LM dev accepts max_num_seqs but ignores it here, as
+max_num_seqs=None does).
 
 Args:
   sample_id_seqlens: list of (id, len) pairs; ids are unique ints (int64),
@@ -552,6 +577,9 @@ Args:
   max_seq_len_per_rank: token budget of one rank in one microbatch.
   min_cp_size: smallest CP group, a power of two <= G.
   vpp_group: None, or >= 1: the microbatch count becomes a multiple of it.
+  max_num_seqs: None (no cap), or an int >= 1: no rank holds more than this
+    many samples in one microbatch (a CP group holding that many takes no
+    more; the full-G fallback group stops at it).
   rank (keyword only): None, or one rank r in [0, total_gpus): return only
     r's lists. Megatron-LM computes the schedule on every rank and each rank
     uses only its own lists; with rank the other ranks' lists are never
@@ -564,8 +592,9 @@ Returns:
 
 Raises:
   TypeError: an argument has the wrong type or shape.
-  InvalidInputError (a ValueError): the input is outside the limits, or
-    rank is outside [0, total_gpus).
+  InvalidInputError (a ValueError): the input is outside the limits,
+    max_num_seqs is not None or an int >= 1, or rank is outside
+    [0, total_gpus).
   UnschedulableError (a ValueError): upstream's algorithm cannot schedule
     it (upstream would raise, hang or break an invariant).
 )doc";
@@ -580,14 +609,16 @@ as schedule_dynamic_cp.
 )doc";
 
 constexpr char kNextGroupPackingAwareDoc[] =
-    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, *, rank=None)
+    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, max_num_seqs=None, *, rank=None)
 --
 
-Builds one microbatch: upstream's next_hdp_group_packing_aware.
+Builds one microbatch: upstream's next_hdp_group_packing_aware (its
+parameters in its order; max_num_seqs as Megatron-LM PR #6479 adds it).
 
 Args:
   sample_seqlens: list of (id, len) pairs, in any order.
-  total_gpus, max_seq_len_per_rank, min_cp_size: as schedule_dynamic_cp.
+  total_gpus, max_seq_len_per_rank, min_cp_size, max_num_seqs: as
+    schedule_dynamic_cp.
   rank (keyword only): None, or one rank r in [0, total_gpus).
 
 Returns:
@@ -644,7 +675,7 @@ Raises:
 )doc";
 
 constexpr char kVerifyDoc[] =
-    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None)
+    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, max_num_seqs=None)
 --
 
 Checks a dynamic-CP schedule against the problem it claims to solve.
@@ -656,12 +687,13 @@ batch. Checked: no rank empty; every id exactly once, on one contiguous run
 of ranks, no unknown id; CP sizes powers of two (or G) and at least what the
 sample's length and min_cp_size need; per-rank tokens within
 max_seq_len_per_rank; per-rank work within the microbatch's cap; with
-vpp_group, a microbatch count that is a multiple of it.
+vpp_group, a microbatch count that is a multiple of it; with max_num_seqs,
+no rank holding more than that many samples in a microbatch (invariant 10).
 
 Args:
   schedule: list[list[list[int]]], per microbatch, per rank, the ids.
   sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size,
-  vpp_group: the problem, as schedule_dynamic_cp takes it.
+  vpp_group, max_num_seqs: the problem, as schedule_dynamic_cp takes it.
 
 Returns:
   list[str]: one message per violation, e.g.
@@ -698,12 +730,14 @@ PYBIND11_MODULE(_core, module) {
   module.def("schedule_dynamic_cp", &dcpsched::PyScheduleDynamicCp,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(), py::kw_only(),
+             py::arg("vpp_group") = py::none(),
+             py::arg("max_num_seqs") = py::none(), py::kw_only(),
              py::arg("rank") = py::none(), dcpsched::kScheduleDynamicCpDoc);
   module.def("next_group_packing_aware", &dcpsched::PyNextGroupPackingAware,
              py::arg("sample_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::kw_only(), py::arg("rank") = py::none(),
+             py::arg("max_num_seqs") = py::none(), py::kw_only(),
+             py::arg("rank") = py::none(),
              dcpsched::kNextGroupPackingAwareDoc);
   module.def("schedule_dp_balanced", &dcpsched::PyScheduleDpBalanced,
              py::arg("sample_id_seqlens"), py::arg("dp_size"),
@@ -722,5 +756,6 @@ PYBIND11_MODULE(_core, module) {
   module.def("verify", &dcpsched::PyVerify, py::arg("schedule"),
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(), dcpsched::kVerifyDoc);
+             py::arg("vpp_group") = py::none(),
+             py::arg("max_num_seqs") = py::none(), dcpsched::kVerifyDoc);
 }

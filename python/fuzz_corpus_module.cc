@@ -55,6 +55,9 @@ py::dict DecodeDynamicCp(FuzzedDataProvider& data) {
   result["max_seq_len_per_rank"] = problem.options.max_seq_len_per_rank;
   result["min_cp_size"] = problem.options.min_cp_size;
   result["vpp_group"] = OptionalToPython(problem.options.vpp_group);
+  // The packing-aware cap (Megatron-LM PR #6479), carried whatever the
+  // decoder draws: None when unset.
+  result["max_num_seqs"] = OptionalToPython(problem.options.max_num_seqs);
   return result;
 }
 
@@ -118,7 +121,7 @@ Args:
 Returns:
   dict with "kind" ("dynamic_cp", "dp_balanced" or "vpp_align") and the
   problem's fields: samples [(id, len)], total_gpus, max_seq_len_per_rank,
-  min_cp_size, vpp_group; or lens, dp_size, cp_size, max_seq_len_per_rank,
+  min_cp_size, vpp_group, max_num_seqs (None: no cap); or lens, dp_size, cp_size, max_seq_len_per_rank,
   max_num_seqs, vpp_group; or vpp_group, schedule. The problem may be outside
   the scheduler's limits (the fuzzers try those too).
 

@@ -195,6 +195,9 @@ TEST(GoldenFilesTest, EveryExpectedFileIsThereInFull) {
       {"packing_aware_schedule.jsonl", 300},
       {"packing_aware_step.jsonl", 300},
       {"vpp_align.jsonl", 150},
+      // Megatron-LM PR #6479's own answers, max_num_seqs set on about half.
+      {"packing_aware_schedule_pr6479.jsonl", 200},
+      {"packing_aware_step_pr6479.jsonl", 200},
   };
   std::map<std::string, int> cases_per_file;
   for (const GoldenLine& line : LoadGoldenLines()) ++cases_per_file[line.file];
@@ -205,7 +208,35 @@ TEST(GoldenFilesTest, EveryExpectedFileIsThereInFull) {
         << GoldenPath(expected.name);
     total += cases_per_file[expected.name];
   }
-  EXPECT_GE(total, 1050);
+  EXPECT_GE(total, 1450);
+}
+
+// The PR #6479 vectors exercise the cap: each file holds cases with and
+// without max_num_seqs, and on some capped cases upstream's answer is not
+// the uncapped one (the core, run without the cap, fails them).
+TEST(GoldenFilesTest, Pr6479VectorsExerciseTheCap) {
+  for (const char* file : {"packing_aware_schedule_pr6479.jsonl",
+                           "packing_aware_step_pr6479.jsonl"}) {
+    int capped = 0;
+    int uncapped = 0;
+    int cap_matters = 0;
+    for (const GoldenLine& line : LoadGoldenLines()) {
+      if (line.file != file) continue;
+      absl::StatusOr<GoldenCase> golden_case = ParseGoldenCase(line.text);
+      ASSERT_TRUE(golden_case.ok()) << golden_case.status();
+      if (!golden_case->max_num_seqs.has_value()) {
+        ++uncapped;
+        continue;
+      }
+      ++capped;
+      GoldenCase without_cap = *std::move(golden_case);
+      without_cap.max_num_seqs.reset();
+      if (without_cap.expect_ok && !CheckGoldenCase(without_cap).ok()) ++cap_matters;
+    }
+    EXPECT_GT(capped, 50) << file;
+    EXPECT_GT(uncapped, 50) << file;
+    EXPECT_GT(cap_matters, 10) << file;
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -33,12 +33,14 @@ def schedule_dynamic_cp(
     max_seq_len_per_rank: SupportsIndex,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
+    max_num_seqs: Optional[SupportsIndex] = None,
     *,
     rank: Optional[SupportsIndex] = None,
 ) -> Union[_Schedule, _RankSchedule]:
     """Schedules one global batch with the packing-aware dynamic-CP scheduler.
 
-    rank=None: the _Schedule; rank=r in [0, total_gpus): the _RankSchedule of
+    max_num_seqs: None, or at most this many samples per rank and microbatch
+    (Megatron-LM PR #6479). rank=None: the _Schedule; rank=r in [0, total_gpus): the _RankSchedule of
     rank r (outside the range: InvalidInputError)."""
 
 def next_group_packing_aware(
@@ -46,6 +48,7 @@ def next_group_packing_aware(
     total_gpus: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
     min_cp_size: SupportsIndex = 1,
+    max_num_seqs: Optional[SupportsIndex] = None,
     *,
     rank: Optional[SupportsIndex] = None,
 ) -> Union[_Step, _RankStep]:
@@ -95,5 +98,7 @@ def verify(
     max_seq_len_per_rank: SupportsIndex,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
+    max_num_seqs: Optional[SupportsIndex] = None,
 ) -> List[str]:
-    """Checks a dynamic-CP schedule; returns one message per violation."""
+    """Checks a dynamic-CP schedule; returns one message per violation
+    (with max_num_seqs, invariant 10: no rank holds more samples)."""

@@ -7,6 +7,13 @@ so) with the C++ core, with the GIL released, and raise ValueError with a
 message saying what to change where upstream would crash, hang or return a
 broken schedule.
 
+max_num_seqs (the cap on the samples one rank holds in a microbatch) is
+used as upstream uses it: Megatron-LM PR #6479 passes it to its
+packing-aware step, Megatron-LM dev accepts it in the constructor and ignores
+it. install_into_megatron() reads which from the installed upstream (does
+its next_hdp_group_packing_aware take max_num_seqs?); the standalone class
+applies it, as PR #6479 does (pass max_num_seqs=None for dev's behaviour).
+
 Optional runtime guard: with verify=True every schedule is also checked by
 dcpsched.verify (linear in its size), and ScheduleViolation is raised if it
 breaks an invariant, before any rank acts on it.
@@ -30,6 +37,7 @@ Run as a script for a demo: python3 megatron_drop_in.py (with the built
 module on PYTHONPATH, e.g. PYTHONPATH=build/python).
 """
 
+import inspect
 import random
 import sys
 import time
@@ -53,10 +61,19 @@ class ScheduleViolation(RuntimeError):
 class DcpschedGroupsMixin:
     """get_groups_and_subsamples by dcpsched, for any class holding
     DefaultDynamicCPScheduler's attributes: total_hdp_gpus,
-    max_seq_len_per_rank, min_cp_size, microbatch_group_size_per_vp_stage.
-    Set verify_schedules = True for the runtime guard."""
+    max_seq_len_per_rank, min_cp_size, microbatch_group_size_per_vp_stage,
+    max_num_seqs. Set verify_schedules = True for the runtime guard, and
+    applies_max_num_seqs = False where upstream ignores max_num_seqs
+    (Megatron-LM dev)."""
 
     verify_schedules = False
+    applies_max_num_seqs = True
+
+    def _cap(self):
+        """The max_num_seqs dcpsched schedules with (None: no cap)."""
+        if not self.applies_max_num_seqs:
+            return None
+        return getattr(self, "max_num_seqs", None)
 
     def get_groups_and_subsamples(self, sample_id_seqlens):
         """Upstream's result: per microbatch, per DPxCP rank, the sample ids.
@@ -65,15 +82,16 @@ class DcpschedGroupsMixin:
         Raises ValueError where upstream cannot schedule the batch, and
         ScheduleViolation (with verify_schedules) if the schedule is broken.
         """
+        cap = self._cap()
         groups = dcpsched.schedule_dynamic_cp(
             sample_id_seqlens, self.total_hdp_gpus, self.max_seq_len_per_rank,
             min_cp_size=self.min_cp_size,
-            vpp_group=self.microbatch_group_size_per_vp_stage)
+            vpp_group=self.microbatch_group_size_per_vp_stage, max_num_seqs=cap)
         if self.verify_schedules:
             violations = dcpsched.verify(
                 groups, sample_id_seqlens, self.total_hdp_gpus,
                 self.max_seq_len_per_rank, min_cp_size=self.min_cp_size,
-                vpp_group=self.microbatch_group_size_per_vp_stage)
+                vpp_group=self.microbatch_group_size_per_vp_stage, max_num_seqs=cap)
             if violations:
                 raise ScheduleViolation(violations)
         return groups
@@ -88,8 +106,9 @@ class DcpschedDynamicCPScheduler(DcpschedGroupsMixin):
       cp_size, dp_size: the static CP and DP sizes; dp_size * cp_size ranks.
       microbatch_group_size_per_vp_stage: None without VPP; else the
         microbatch count becomes a multiple of it (when > 1).
-      max_num_seqs: accepted for the same signature; as upstream's dynamic
-        CP scheduler, it plays no part.
+      max_num_seqs: None, or at most this many samples per rank and
+        microbatch, as Megatron-LM PR #6479's scheduler caps them
+        (Megatron-LM dev ignores it: pass None for its schedules).
       min_cp_size: smallest CP group a sample may use (a power of two).
     Args (dcpsched's):
       verify: check every schedule with dcpsched.verify (runtime guard).
@@ -110,15 +129,26 @@ class DcpschedDynamicCPScheduler(DcpschedGroupsMixin):
         self.verify_schedules = verify
 
 
+def upstream_applies_max_num_seqs(data_schedule):
+    """True if the data_schedule module's DefaultDynamicCPScheduler caps the
+    samples per rank with max_num_seqs: if the next_hdp_group_packing_aware
+    it calls takes max_num_seqs (Megatron-LM PR #6479; dev's does not)."""
+    step = data_schedule.next_hdp_group_packing_aware
+    return "max_num_seqs" in inspect.signature(step).parameters
+
+
 def install_into_megatron(verify=False):
     """Registers a subclass of Megatron-LM's DefaultDynamicCPScheduler whose
     get_groups_and_subsamples is dcpsched's as scheduler_map's
-    "default_dynamic_cp"; returns the subclass. Needs Megatron-LM."""
+    "default_dynamic_cp"; returns the subclass. It uses max_num_seqs as the
+    installed upstream does (upstream_applies_max_num_seqs). Needs
+    Megatron-LM."""
     from megatron.core.datasets import data_schedule
 
     class DcpschedDefaultDynamicCPScheduler(
             DcpschedGroupsMixin, data_schedule.DefaultDynamicCPScheduler):
         verify_schedules = verify
+        applies_max_num_seqs = upstream_applies_max_num_seqs(data_schedule)
 
     data_schedule.scheduler_map["default_dynamic_cp"] = DcpschedDefaultDynamicCPScheduler
     return DcpschedDefaultDynamicCPScheduler

@@ -5,6 +5,7 @@ rejects raises ValueError with the core's message; nothing crashes.
 """
 
 import inspect
+import random
 
 import pytest
 
@@ -172,7 +173,9 @@ def test_rank_outside_the_ranks_raises_value_error_naming_the_range(call, messag
 
 def test_rank_is_keyword_only():
     with pytest.raises(TypeError):
-        dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, 1, None, 0)
+        dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, 1, None, None, 0)
+    with pytest.raises(TypeError):
+        dcpsched.next_group_packing_aware(BATCH, 8, 2048, 1, None, 0)
     with pytest.raises(TypeError, match="rank must be an int"):
         dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, rank=1.0)
 
@@ -180,14 +183,16 @@ def test_rank_is_keyword_only():
 def test_signatures_are_introspectable():
     assert str(inspect.signature(dcpsched.schedule_dynamic_cp)) == (
         "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
-        "vpp_group=None, *, rank=None)")
+        "vpp_group=None, max_num_seqs=None, *, rank=None)")
     assert str(inspect.signature(dcpsched.next_group_packing_aware)) == (
-        "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, *, "
-        "rank=None)")
+        "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
+        "max_num_seqs=None, *, rank=None)")
+    assert str(inspect.signature(dcpsched.verify)) == (
+        "(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
+        "vpp_group=None, max_num_seqs=None)")
     assert str(inspect.signature(dcpsched.schedule_dp_balanced)) == (
         "(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, "
         "max_num_seqs=None, vpp_group=None, *, rank=None)")
-    assert "schedule" in inspect.signature(dcpsched.verify).parameters
     assert dcpsched.__version__
 
 
@@ -353,3 +358,87 @@ def test_a_list_emptied_while_it_is_read_does_not_crash():
     batch.insert(0, (Emptying(), 50))
     # The pair being read is held; the rest of the (now empty) list is gone.
     assert dcpsched.schedule_dynamic_cp(batch, 2, 2048) == [[[10], [10]]]
+
+
+# --- max_num_seqs: Megatron-LM PR #6479's cap on the samples of one rank ------
+
+
+def random_batch(rng, count):
+    """`count` samples of 1..600 tokens, ids 0..count-1."""
+    return [(i, rng.randint(1, 600)) for i in range(count)]
+
+
+def most_samples_on_a_rank(schedule):
+    return max(len(rank) for microbatch in schedule for rank in microbatch)
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3, 4])
+def test_max_num_seqs_caps_the_samples_of_every_rank(cap):
+    rng = random.Random(cap)
+    binding = 0  # batches where the cap had something to cap
+    for _ in range(40):
+        batch = random_batch(rng, rng.randint(1, 60))
+        total_gpus, budget = rng.choice([(2, 1024), (4, 2048), (6, 1024), (8, 4096)])
+        capped = dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, max_num_seqs=cap)
+        assert most_samples_on_a_rank(capped) <= cap
+        assert dcpsched.verify(capped, batch, total_gpus, budget, max_num_seqs=cap) == []
+        step = dcpsched.next_group_packing_aware(batch, total_gpus, budget, 1, cap)
+        assert max(len(ids) for ids in step[3]) <= cap
+        binding += most_samples_on_a_rank(
+            dcpsched.schedule_dynamic_cp(batch, total_gpus, budget)) > cap
+    assert binding > 0
+
+
+def test_a_cap_of_at_least_the_sample_count_changes_nothing():
+    rng = random.Random(6479)
+    for _ in range(40):
+        batch = random_batch(rng, rng.randint(1, 40))
+        total_gpus, budget, vpp = rng.choice([(2, 1024, None), (4, 2048, 2), (8, 512, 3)])
+        uncapped = dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, 1, vpp)
+        uncapped_step = dcpsched.next_group_packing_aware(batch, total_gpus, budget)
+        for cap in (len(batch), len(batch) + 1, 1 << 40):
+            assert dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, 1, vpp,
+                                                cap) == uncapped
+            assert dcpsched.next_group_packing_aware(batch, total_gpus, budget,
+                                                     max_num_seqs=cap) == uncapped_step
+
+
+def test_rank_view_under_a_cap_is_the_slice():
+    batch = random_batch(random.Random(3), 50)
+    full = dcpsched.schedule_dynamic_cp(batch, 4, 1024, max_num_seqs=2)
+    for rank in range(4):
+        assert dcpsched.schedule_dynamic_cp(batch, 4, 1024, max_num_seqs=2, rank=rank) == [
+            microbatch[rank] for microbatch in full]
+
+
+CAPPED_CALLS = {
+    "schedule_dynamic_cp": lambda cap: dcpsched.schedule_dynamic_cp(
+        BATCH, 8, 2048, max_num_seqs=cap),
+    "next_group_packing_aware": lambda cap: dcpsched.next_group_packing_aware(
+        BATCH, 8, 2048, max_num_seqs=cap),
+    "verify": lambda cap: dcpsched.verify(BATCH_SCHEDULE, BATCH, 8, 2048, max_num_seqs=cap),
+}
+
+
+@pytest.mark.parametrize("function", sorted(CAPPED_CALLS))
+@pytest.mark.parametrize("cap, message", [
+    (0, "max_num_seqs is 0; it must be absent or at least 1"),
+    (-1, "max_num_seqs is -1; it must be absent or at least 1"),
+    (2.0, "max_num_seqs must be None (no cap) or an int >= 1"),
+    ("3", "max_num_seqs must be None (no cap) or an int >= 1"),
+])
+def test_a_bad_max_num_seqs_is_refused_saying_what_to_pass(function, cap, message):
+    with pytest.raises(dcpsched.InvalidInputError) as error:
+        CAPPED_CALLS[function](cap)
+    assert message in str(error.value)
+
+
+def test_verify_reports_a_schedule_that_breaks_the_cap():
+    batch = [(i, 10) for i in range(6)]
+    schedule = dcpsched.schedule_dynamic_cp(batch, 2, 1000)
+    assert most_samples_on_a_rank(schedule) == 3  # three samples on each of two ranks
+    assert dcpsched.verify(schedule, batch, 2, 1000) == []
+    assert dcpsched.verify(schedule, batch, 2, 1000, max_num_seqs=3) == []
+    violations = dcpsched.verify(schedule, batch, 2, 1000, max_num_seqs=2)
+    assert violations and all(v.startswith("invariant 10 (sequence cap)") for v in violations)
+    assert "holds 3 samples > max_num_seqs 2" in violations[0]

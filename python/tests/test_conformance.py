@@ -5,9 +5,14 @@ names and signatures that call dcpsched itself, so a run against it must
 find everything equal; the tests derive from it a copy with one planted
 difference (found, shrunk, exit 1), a copy that hangs where dcpsched
 refuses (counted as hangs, exit 0) and a copy without the functions, as
-Megatron-LM main is (exit 2).
+Megatron-LM main is (exit 2). The fixture's step takes max_num_seqs, as
+Megatron-LM PR #6479's does; dropping the lines marked "# Megatron-LM PR
+#6479" makes it Megatron-LM dev's (as_dev), and adding a parameter makes one
+dcpsched does not model (exit 1, never a clean closing line).
 """
 
+import collections
+import dataclasses
 import json
 import os
 import pathlib
@@ -21,7 +26,9 @@ import pytest
 
 import dcpsched
 from conftest import REPO
-from dcpsched.conformance import checks, corpus, generators, upstream
+from dcpsched.conformance import (checks, corpus, generators, known_upstreams, shrink,
+                                  signatures, upstream)
+from dcpsched.conformance.golden import GoldenWriter
 from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem
 from dcpsched.conformance.worker import UpstreamWorker
 from test_golden import assert_schedule_equal, assert_step_equal, run as run_golden_case
@@ -31,6 +38,9 @@ DATASETS = pathlib.Path("megatron", "core", "datasets")
 CLOSING = re.compile(r"^conformance: (\d+) equal, (\d+) differ, (\d+) both reject, "
                      r"(\d+) upstream hangs \(dcpsched rejects\)$")
 STEP_RETURN = "    return micro_batches, leftovers, exec_times, sample_ids\n"
+PR6479_MARK = "# Megatron-LM PR #6479"
+CAPPED = re.compile(r"^\d+ problems; (\d+) set max_num_seqs \(the cap changes dcpsched's "
+                    r"schedule in (\d+)\)", re.MULTILINE)
 
 
 def conformance(*args, cwd=None):
@@ -72,6 +82,18 @@ def test_everything_equal_against_a_checkout_that_calls_dcpsched(tmp_path):
     assert counts is not None, output
     equal, differ, both_reject, hangs = counts
     assert differ == 0 and hangs == 0, output
+    # The report opens with the files' hashes; the fixture is no known upstream.
+    lines = output.splitlines()
+    for number, name in enumerate(("data_schedule.py", "data_schedule_utils.py")):
+        digest = known_upstreams.sha256_of(checkout / DATASETS / name)
+        assert lines[number] == f"upstream file: {checkout / DATASETS / name} sha256 {digest}"
+    assert lines[2].startswith("upstream files: NOT the files dcpsched was checked against")
+    assert "unmodelled:" not in output
+    # The fixture's step takes the cap: problems set it, and it mattered.
+    assert "passed to upstream's DefaultDynamicCPScheduler and next_hdp_group_packing_aware" \
+        in output
+    capped = CAPPED.search(output)
+    assert capped and int(capped.group(1)) > 50 and int(capped.group(2)) > 10, output
     # 300 generated problems and every problem of the committed corpora, each
     # compared by one to three checks.
     committed = sum(1 for d in corpus.committed_corpora(REPO) for p in d.rglob("*") if p.is_file())
@@ -86,6 +108,7 @@ def test_everything_equal_against_a_checkout_that_calls_dcpsched(tmp_path):
     names = {path.name for path in golden.glob("*.jsonl")}
     assert names == {"packing_aware_schedule.jsonl", "packing_aware_step.jsonl",
                      "dp_balanced_schedule.jsonl", "vpp_align.jsonl"}, names
+    caps = collections.Counter()  # (kind, with a cap) of the packing-aware cases
     for path in golden.glob("*.jsonl"):
         for line in path.read_text().splitlines():
             case = json.loads(line)
@@ -93,6 +116,8 @@ def test_everything_equal_against_a_checkout_that_calls_dcpsched(tmp_path):
                                          "max_seq_len_per_rank", "vpp_group", "max_num_seqs")]
             numbers += [value for pair in case["samples"] for value in pair]
             assert all(-(1 << 63) <= n < 1 << 63 for n in numbers if n is not None), line
+            if case["scheduler"] == "packing_aware":
+                caps[case["kind"], case["max_num_seqs"] is not None] += 1
             expect = case["expect"]
             if not expect["ok"]:
                 with pytest.raises(ValueError):
@@ -101,6 +126,9 @@ def test_everything_equal_against_a_checkout_that_calls_dcpsched(tmp_path):
                 assert_step_equal(run_golden_case(case), expect)
             else:
                 assert_schedule_equal(run_golden_case(case), expect["groups"])
+    # The writer says the cap the check compared under, with it and without.
+    for kind in ("schedule", "step"):
+        assert caps[kind, True] > 0 and caps[kind, False] > 0, caps
 
 
 def parse_problem_line(line):
@@ -109,8 +137,95 @@ def parse_problem_line(line):
     samples = tuple(tuple(int(v) for v in sample.split(":"))
                     for sample in fields["samples"].split(",") if sample)
     vpp = None if fields["vpp"] == "none" else int(fields["vpp"])
+    cap = int(fields["max_num_seqs"]) if "max_num_seqs" in fields else None
     return DynamicCpProblem(samples, int(fields["G"]), int(fields["mslpr"]),
-                            int(fields["min_cp"]), vpp)
+                            int(fields["min_cp"]), vpp, cap)
+
+
+def test_problem_line_names_the_cap_only_when_set():
+    problem = DynamicCpProblem(((0, 9), (1, 3)), 4, 8, 1, None, 3)
+    assert problem.line() == "G=4 mslpr=8 min_cp=1 vpp=none max_num_seqs=3 samples=0:9,1:3"
+    uncapped = dataclasses.replace(problem, max_num_seqs=None)
+    assert uncapped.line() == "G=4 mslpr=8 min_cp=1 vpp=none samples=0:9,1:3"
+    for each in (problem, uncapped):
+        assert parse_problem_line(each.line()) == each
+
+
+def test_shrinking_drops_a_cap_the_difference_does_not_need():
+    problem = DynamicCpProblem(((0, 9), (1, 3), (2, 5)), 4, 8, 1, None, 2)
+    assert shrink.shrink(problem, lambda p: len(p.samples) >= 1).max_num_seqs is None
+    kept = shrink.shrink(problem, lambda p: p.max_num_seqs == 2)
+    assert kept.max_num_seqs == 2 and kept.samples == ()
+
+
+def as_dev(name, text):
+    """The fixture as Megatron-LM dev: no max_num_seqs in the step, and the
+    class does not pass its own."""
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if PR6479_MARK not in line)
+
+
+def test_a_checkout_whose_step_takes_no_cap_gets_the_cap_in_its_class_only(tmp_path):
+    checkout = copy_fixture(tmp_path, as_dev)
+    assert not upstream.load(checkout).step_takes_max_num_seqs
+    status, output, counts = conformance("--megatron", checkout, "--cases", 150,
+                                         "--no-corpora", cwd=tmp_path)
+    assert status == 0 and counts is not None and counts[1] == 0, output
+    assert "passed to upstream's DefaultDynamicCPScheduler only" in output
+    capped = CAPPED.search(output)
+    assert capped and int(capped.group(1)) > 30 and capped.group(2) == "0", output
+
+
+def test_a_class_that_applies_the_cap_its_step_lacks_differs(tmp_path):
+    """The class gets the problems' caps: one that uses it, on a checkout
+    whose step takes none (so dcpsched gets none), must differ."""
+    checkout = copy_fixture(tmp_path, lambda name, text: (
+        as_dev(name, text) if name == "data_schedule_utils.py" else text))
+    status, output, counts = conformance("--megatron", checkout, "--cases", 60,
+                                         "--no-corpora", cwd=tmp_path)
+    assert status == 1 and counts is not None and counts[1] > 0, output
+    assert re.search(r"^differ: get_groups_and_subsamples: .* max_num_seqs=\d+ samples=",
+                     output, re.MULTILINE), output
+
+
+def add_unmodelled_parameter(name, text):
+    """DefaultDynamicCPScheduler gains a parameter dcpsched has no counterpart for."""
+    if name != "data_schedule.py":
+        return text
+    init = "    def __init__(self, *args, min_cp_size=1, **kwargs):\n"
+    assert init in text
+    return text.replace(init, "    def __init__(self, *args, min_cp_size=1, "
+                              "max_tokens_per_group=None, **kwargs):\n")
+
+
+def test_an_upstream_parameter_dcpsched_does_not_model_fails_the_run(tmp_path):
+    checkout = copy_fixture(tmp_path, add_unmodelled_parameter)
+    assert signatures.unmodelled_parameters(upstream.load(checkout)) == [
+        "DefaultDynamicCPScheduler.__init__(max_tokens_per_group)"]
+    status, output, counts = conformance("--megatron", checkout, "--cases", 20,
+                                         "--no-corpora", cwd=tmp_path)
+    assert status == 1, output
+    assert counts is None, output  # never a clean closing line
+    assert "unmodelled: upstream's DefaultDynamicCPScheduler.__init__(max_tokens_per_group)" \
+        in output
+    closing = output.splitlines()[-1]
+    assert re.match(r"^conformance: \d+ equal, 0 differ, .*; NOT CONFORMANT: dcpsched does "
+                    r"not model upstream's DefaultDynamicCPScheduler.__init__"
+                    r"\(max_tokens_per_group\) yet$", closing), output
+
+
+def test_the_fixtures_parameters_are_all_modelled():
+    assert signatures.unmodelled_parameters(upstream.load(FIXTURE)) == []
+
+
+def test_known_upstreams_are_named_only_for_their_exact_files(tmp_path):
+    for name, hashes in known_upstreams.KNOWN_UPSTREAMS.items():
+        assert known_upstreams.known_upstream(hashes) == name
+        assert known_upstreams.known_upstream({**hashes, "data_schedule.py": "0" * 64}) is None
+    files = [FIXTURE / DATASETS / "data_schedule.py", FIXTURE / DATASETS / "data_schedule_utils.py"]
+    lines = known_upstreams.report_lines(files)
+    assert lines[0].endswith(known_upstreams.sha256_of(files[0]))
+    assert "NOT the files dcpsched was checked against" in lines[2]
 
 
 def plant_exec_time_difference(name, text):
@@ -138,21 +253,30 @@ def test_a_planted_difference_is_found_and_shrunk(tmp_path):
             outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
             return outcomes[0].kind == checks.DIFFER
 
+        uncapped = 0
         for check, line in reports:
             assert check == "next_hdp_group_packing_aware", output
             problem = parse_problem_line(line)
-            # Small, and the smallest that still shows it: dropping any sample or
-            # shortening any length by one token makes the difference go away.
-            assert len(problem.samples) <= 8, line
-            assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
-                problem.max_seq_len_per_rank + 1], line
             assert differs(problem), line
+            # The smallest that still shows it: dropping the cap or any sample,
+            # or shortening any length by one token, makes the difference go away.
+            if problem.max_num_seqs is not None:
+                assert not differs(dataclasses.replace(problem, max_num_seqs=None)), line
+            else:
+                # And small: one sample just over mslpr. (Under a cap the
+                # smallest can be larger: the step must still fill every rank
+                # with at most max_num_seqs samples each.)
+                uncapped += 1
+                assert len(problem.samples) <= 8, line
+                assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
+                    problem.max_seq_len_per_rank + 1], line
             for index, (sample_id, length) in enumerate(problem.samples):
                 others = problem.samples[:index] + problem.samples[index + 1:]
                 assert not differs(problem.with_samples(others)), (line, index)
                 if length > 1:
                     shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
                     assert not differs(problem.with_samples(shorter)), (line, index)
+        assert uncapped > 0, output
     # The report says where: rank 0's exec time, bit patterns shown.
     assert re.search(r"answer\[2\]\[0\]: upstream \S+ \(0x[0-9a-f.p+]+\), dcpsched", output), output
 
@@ -185,7 +309,10 @@ def test_a_checkout_without_the_functions_exits_2(tmp_path):
     def remove(name, text):
         for definition in ("def next_hdp_group_packing_aware", "class DefaultDynamicCPScheduler"):
             text = text.replace(definition, definition.replace(" ", " _gone_", 1))
-        return text
+        # data_schedule.py imports the step and maps the class, as upstream's
+        # does; main has neither.
+        text = text.replace('    "default_dynamic_cp": DefaultDynamicCPScheduler,\n', "")
+        return text.replace(", next_hdp_group_packing_aware)", ")")
     checkout = copy_fixture(tmp_path, remove)
     status, output, counts = conformance("--megatron", checkout, "--cases", 5, cwd=tmp_path)
     assert status == 2, output
@@ -223,7 +350,7 @@ def test_generated_problems_are_valid_and_cover_the_families():
         try:
             dcpsched.schedule_dynamic_cp(list(problem.samples), problem.total_gpus,
                                          problem.max_seq_len_per_rank, problem.min_cp_size,
-                                         problem.vpp_group)
+                                         problem.vpp_group, problem.max_num_seqs)
         except dcpsched.UnschedulableError:
             pass
     def has(predicate):
@@ -238,6 +365,12 @@ def test_generated_problems_are_valid_and_cover_the_families():
     assert has(lambda p: len(p.samples) >= 2 and len({n for _, n in p.samples}) == 1)
     assert has(lambda p: any(n > 128 and n != 8192 and n % 2 for _, n in p.samples))  # lognormal
     assert has(lambda p: p.total_gpus >= 1024)
+    # A good share sets the cap, mostly small, tie-prone problems included.
+    assert 0.3 < sum(p.max_num_seqs is not None for p in dynamic) / len(dynamic) < 0.7
+    assert {p.max_num_seqs for p in dynamic} >= {None, 1, 2, 3, 4}
+    assert has(lambda p: p.max_num_seqs is not None and p.max_num_seqs > 4)
+    assert has(lambda p: p.max_num_seqs is not None and len(p.samples) >= 2
+               and len({n for _, n in p.samples}) == 1)
     assert len(balanced) > 200 and any(p.max_num_seqs for p in balanced)
 
 
@@ -313,3 +446,21 @@ def test_upstream_calls_are_answers_errors_or_hangs():
         last = worker.call(worker_pid, (), 5.0).value
     with pytest.raises(ProcessLookupError):  # reaped on exit
         os.kill(last, 0)
+
+
+def test_golden_writer_tags_files_and_leaves_out_large_g(tmp_path):
+    def outcome(total_gpus, cap):
+        problem = DynamicCpProblem(((0, 3),), total_gpus, 8, max_num_seqs=cap)
+        groups = [[[0]] * total_gpus]
+        return checks.Outcome("get_groups_and_subsamples", checks.EQUAL,
+                              checks.Answer(value=groups), checks.Answer(value=groups),
+                              problem, max_num_seqs=cap)
+    writer = GoldenWriter(tmp_path, tag="pr6479", max_gpus=64)
+    for total_gpus, cap in ((2, 3), (64, None), (128, 3)):
+        writer.add(outcome(total_gpus, cap))
+    assert writer.write() == {"packing_aware_schedule_pr6479.jsonl": 2}
+    assert writer.left_out_large == 1
+    cases = [json.loads(line) for line in
+             (tmp_path / "packing_aware_schedule_pr6479.jsonl").read_text().splitlines()]
+    assert [(c["name"], c["total_gpus"], c["max_num_seqs"]) for c in cases] == [
+        ("pa-sched-pr6479-0001", 2, 3), ("pa-sched-pr6479-0002", 64, None)]

@@ -1,8 +1,13 @@
 """python/examples/megatron_drop_in.py: runs as a script, equals the module,
-guards, and plugs into (a stand-in for) Megatron-LM's scheduler_map."""
+guards, plugs into (a stand-in for) Megatron-LM's scheduler_map, and uses
+max_num_seqs as the upstream it plugs into does (Megatron-LM PR #6479 caps
+with it; dev ignores it)."""
 
 import importlib.util
 import os
+import pathlib
+import random
+import shutil
 import subprocess
 import sys
 import types
@@ -11,6 +16,10 @@ import pytest
 
 import dcpsched
 from conftest import EXAMPLES_DIR
+from dcpsched.conformance import upstream
+
+FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "megatron_calls_dcpsched"
+DATASETS = pathlib.Path("megatron", "core", "datasets")
 
 EXAMPLE = EXAMPLES_DIR / "megatron_drop_in.py"
 
@@ -72,10 +81,23 @@ def test_guard_raises_on_a_broken_schedule(example, monkeypatch):
     assert "in no microbatch" in str(error.value)
 
 
-def fake_megatron():
+def step_with_cap(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1,
+                  max_num_seqs=None):
+    """Megatron-LM PR #6479's signature of next_hdp_group_packing_aware."""
+    raise AssertionError("upstream's step ran, not dcpsched's")
+
+
+def step_without_cap(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1):
+    """Megatron-LM dev's signature of next_hdp_group_packing_aware."""
+    raise AssertionError("upstream's step ran, not dcpsched's")
+
+
+def fake_megatron(step=step_with_cap):
     """The parts of megatron.core.datasets.data_schedule the example uses,
-    with upstream's constructor and attributes."""
+    with upstream's constructor and attributes, and `step` as the
+    next_hdp_group_packing_aware it imports."""
     data_schedule = types.ModuleType("megatron.core.datasets.data_schedule")
+    data_schedule.next_hdp_group_packing_aware = step
 
     class DefaultDynamicCPScheduler:
         def __init__(self, max_seqlen_per_dp_cp_rank, cp_size, dp_size,
@@ -118,3 +140,86 @@ def test_install_into_megatron(example, monkeypatch):
     assert scheduler.verify_schedules
     assert scheduler.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
         batch, 8, 2048, vpp_group=2)
+
+
+def capped_batch():
+    """A batch on which a cap of 2 changes the schedule of dp 2 x cp 4."""
+    batch = [(i, 40 + 7 * i) for i in range(48)]
+    assert dcpsched.schedule_dynamic_cp(batch, 8, 2048, max_num_seqs=2) != (
+        dcpsched.schedule_dynamic_cp(batch, 8, 2048))
+    return batch
+
+
+@pytest.mark.parametrize("step, applies", [(step_with_cap, True), (step_without_cap, False)])
+def test_install_uses_max_num_seqs_as_the_upstream_step_does(example, monkeypatch, step,
+                                                            applies):
+    for name, module in fake_megatron(step).items():
+        monkeypatch.setitem(sys.modules, name, module)
+    installed = example.install_into_megatron(verify=True)
+    assert installed.applies_max_num_seqs is applies
+    batch = capped_batch()
+    scheduler = installed(2048, 4, 2, None, max_num_seqs=2, min_cp_size=1)
+    assert scheduler.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
+        batch, 8, 2048, max_num_seqs=2 if applies else None)
+
+
+def test_the_standalone_scheduler_applies_max_num_seqs(example):
+    batch = capped_batch()
+    capped = example.DcpschedDynamicCPScheduler(2048, 4, 2, None, 2, verify=True)
+    assert capped.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
+        batch, 8, 2048, max_num_seqs=2)
+    uncapped = example.DcpschedDynamicCPScheduler(2048, 4, 2, None)
+    assert uncapped.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
+        batch, 8, 2048)
+
+
+def installed_into(checkout, example, monkeypatch):
+    """install_into_megatron() into the checkout's modules, loaded as the
+    conformance check loads them; returns (the installed class, upstream's)."""
+    loaded = upstream.load(checkout)
+    packages = {name: types.ModuleType(name) for name in
+                ["megatron", "megatron.core", "megatron.core.datasets"]}
+    packages["megatron.core.datasets"].data_schedule = loaded.schedule_module
+    packages["megatron.core.datasets.data_schedule"] = loaded.schedule_module
+    for name, module in packages.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    return example.install_into_megatron(verify=True), loaded.dynamic_cp_scheduler
+
+
+def drop_pr6479_lines(checkout):
+    """The fixture checkout as Megatron-LM dev (see test_conformance.as_dev)."""
+    for path in (checkout / DATASETS).glob("*.py"):
+        path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                                if "# Megatron-LM PR #6479" not in line))
+
+
+def groups_or_error(scheduler, batch):
+    """The scheduler's groups of the batch, or the ValueError's message."""
+    try:
+        return scheduler.get_groups_and_subsamples(batch)
+    except ValueError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("as_dev", [False, True])
+def test_install_into_the_fixture_checkout_equals_its_scheduler(example, monkeypatch,
+                                                               tmp_path, as_dev):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FIXTURE, checkout)
+    if as_dev:
+        drop_pr6479_lines(checkout)
+    installed, theirs = installed_into(checkout, example, monkeypatch)
+    assert installed.applies_max_num_seqs is not as_dev
+    rng = random.Random(6479)
+    capped_differently = 0  # batches where the cap changes the schedule
+    for _ in range(30):
+        batch = [(i, rng.randint(1, 3000)) for i in range(rng.randint(1, 60))]
+        dp, cp = rng.choice([(1, 2), (2, 2), (2, 4), (3, 2)])
+        vpp, cap = rng.choice([None, 2]), rng.choice([1, 2, 3, 4])
+        groups = groups_or_error(installed(2048, cp, dp, vpp, max_num_seqs=cap,
+                                           min_cp_size=1), batch)
+        assert groups == groups_or_error(theirs(2048, cp, dp, vpp, max_num_seqs=cap,
+                                                min_cp_size=1), batch)
+        capped_differently += groups != groups_or_error(
+            theirs(2048, cp, dp, vpp, min_cp_size=1), batch)
+    assert (capped_differently == 0) is as_dev

@@ -1,7 +1,9 @@
 """Conformance check: dcpsched against the scheduler of a Megatron-LM checkout.
 
     python3 -m dcpsched.conformance --megatron PATH [--cases N] [--seed S]
-        [--corpus DIR]... [--write-golden DIR] [--timeout SECONDS]
+        [--corpus DIR]... [--no-corpora]
+        [--write-golden DIR [--golden-tag TAG] [--golden-max-gpus G]]
+        [--timeout SECONDS]
 
 loads megatron/core/datasets/data_schedule.py and data_schedule_utils.py from
 the checkout at PATH as they are (upstream.py), runs upstream's functions and
@@ -13,9 +15,18 @@ and a memory limit, worker.py), shrinks every difference to a small problem
 
     conformance: N equal, M differ, K both reject, H upstream hangs (dcpsched rejects)
 
+The report opens with the SHA-256 of each upstream file loaded and whether
+they are files dcpsched was checked against (known_upstreams.py), and with
+every parameter of an upstream function or class the check calls that
+dcpsched does not model (signatures.py): a check cannot compare what it
+never sets, so then the closing line ends "NOT CONFORMANT: dcpsched does not
+model upstream's f(p) yet" and the run fails. It counts the problems that
+set max_num_seqs, the cap Megatron-LM PR #6479 gives the packing-aware step.
+
 Exit status: 0 when everything agrees; 1 when something differs (M > 0,
-which includes problems exactly one side rejects); 2 when the checkout lacks
-a file or a function the check needs, or the command line is wrong.
+which includes problems exactly one side rejects) or upstream has a
+parameter dcpsched does not model; 2 when the checkout lacks a file or a
+function the check needs, or the command line is wrong.
 --write-golden DIR writes upstream's answers as golden vectors in the format
 of tests/golden/ (golden.py).
 """

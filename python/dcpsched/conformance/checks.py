@@ -25,6 +25,12 @@ process; a call that times out or runs out of memory restarts the worker.
 Upstream's calls are the module-level functions _upstream_* below (a
 request to the worker pickles its function by reference).
 
+The cap (a problem's max_num_seqs) goes to upstream's scheduler class
+always, and to next_hdp_group_packing_aware and dcpsched where the
+checkout's step takes it (Megatron-LM PR #6479). Where it does not
+(Megatron-LM dev: the class accepts max_num_seqs, the step ignores it),
+dcpsched gets no cap, so an equal answer shows the cap plays no part there.
+
 Outcomes: "equal", "differ", "both reject", "upstream hangs" (and dcpsched
 refuses), "outside" (dcpsched refuses the problem as outside its limits,
 InvalidInputError, and upstream gives an answer that keeps the invariants:
@@ -91,6 +97,8 @@ class Outcome:
     problem: Any = None
     # Why upstream's answer counts as a refusal (an invariant it breaks).
     upstream_broken: Optional[str] = None
+    # The max_num_seqs dcpsched was given (see applied_cap).
+    max_num_seqs: Optional[int] = None
 
     def describe(self, limit: int = 300) -> str:
         """The two answers, shortened; for two different values, where they differ."""
@@ -128,11 +136,33 @@ def first_difference(a, b, path="answer") -> Optional[str]:
     return None if a == b else f"{path}: upstream {a!r}, dcpsched {b!r}"
 
 
+def applied_cap(upstream, problem: DynamicCpProblem) -> Optional[int]:
+    """The cap upstream's packing-aware scheduler applies to `problem`: its
+    max_num_seqs where the checkout's next_hdp_group_packing_aware takes one,
+    else None (Megatron-LM dev ignores the class's max_num_seqs)."""
+    return problem.max_num_seqs if upstream.step_takes_max_num_seqs else None
+
+
+def cap_changes_schedule(upstream, problem: DynamicCpProblem) -> bool:
+    """True if the cap upstream applies to `problem` changes dcpsched's
+    schedule of it (the run's evidence that the cap was exercised)."""
+    cap = applied_cap(upstream, problem)
+    if cap is None:
+        return False
+    def schedule(max_num_seqs):
+        return run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
+            list(problem.samples), problem.total_gpus, problem.max_seq_len_per_rank,
+            problem.min_cp_size, problem.vpp_group, max_num_seqs))
+    capped, uncapped = schedule(cap), schedule(None)
+    return not (capped.ok and uncapped.ok and same(capped.value, uncapped.value))
+
+
 def _dynamic_schedule_broken(problem: DynamicCpProblem, groups) -> Optional[str]:
+    """Judged with the problem's max_num_seqs: pass the cap that applies."""
     try:
         violations = dcpsched.verify(groups, list(problem.samples), problem.total_gpus,
                                      problem.max_seq_len_per_rank, problem.min_cp_size,
-                                     problem.vpp_group)
+                                     problem.vpp_group, problem.max_num_seqs)
     except (TypeError, ValueError) as error:
         return f"unreadable or for an invalid problem: {error}"
     return "; ".join(violations[:3]) if violations else None
@@ -173,18 +203,21 @@ def _dp_balanced_broken(problem: DpBalancedProblem, groups) -> Optional[str]:
 
 def _upstream_schedule(upstream, problem: DynamicCpProblem, vpp_group):
     """DefaultDynamicCPScheduler's schedule of the problem, aligned to
-    vpp_group (None: unaligned)."""
+    vpp_group (None: unaligned); the class gets the problem's max_num_seqs."""
     return upstream.dynamic_cp_scheduler(
         max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=1,
         dp_size=problem.total_gpus, microbatch_group_size_per_vp_stage=vpp_group,
+        max_num_seqs=problem.max_num_seqs,
         min_cp_size=problem.min_cp_size).get_groups_and_subsamples(list(problem.samples))
 
 
 def _upstream_step(upstream, problem: DynamicCpProblem):
-    """One next_hdp_group_packing_aware step on the problem's samples."""
+    """One next_hdp_group_packing_aware step on the problem's samples, with
+    its max_num_seqs where the step takes one."""
+    cap = {"max_num_seqs": problem.max_num_seqs} if upstream.step_takes_max_num_seqs else {}
     return upstream.next_group_packing_aware(
         list(problem.samples), problem.total_gpus, problem.max_seq_len_per_rank,
-        problem.min_cp_size)
+        problem.min_cp_size, **cap)
 
 
 def _upstream_align(upstream, schedule, vpp_group):
@@ -199,7 +232,7 @@ def _upstream_dp_balanced(upstream, problem: DpBalancedProblem):
 
 
 def _compare(check, worker, upstream_call, dcpsched_answer, broken, problem,
-             timeout) -> Outcome:
+             timeout, max_num_seqs=None) -> Outcome:
     """Runs upstream_call, a (function, args) request, in the worker (dcpsched
     has run) and classifies the two answers. An upstream call that times out
     where dcpsched answers is given RETRY_FACTOR times longer before it counts
@@ -223,13 +256,15 @@ def _compare(check, worker, upstream_call, dcpsched_answer, broken, problem,
             kind = BOTH_REJECT
         else:
             kind = OUTSIDE if d.invalid_input else DIFFER
-    return Outcome(check, kind, u, d, problem, why)
+    return Outcome(check, kind, u, d, problem, why, max_num_seqs)
 
 
 def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=None):
     """The three checks of a dynamic-CP problem (alignment only with vpp_group > 1),
     or just the one named `only`; upstream runs in `worker` (an UpstreamWorker)."""
     samples = list(problem.samples)
+    cap = applied_cap(worker.upstream, problem)
+    judged = dataclasses.replace(problem, max_num_seqs=cap)  # what upstream must keep
     outcomes = []
     if only in (None, "get_groups_and_subsamples"):
         outcomes.append(_compare(
@@ -237,20 +272,20 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
             (_upstream_schedule, (problem, problem.vpp_group)),
             run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
-                problem.min_cp_size, problem.vpp_group)),
-            lambda groups: _dynamic_schedule_broken(problem, groups), problem, timeout))
+                problem.min_cp_size, problem.vpp_group, cap)),
+            lambda groups: _dynamic_schedule_broken(judged, groups), problem, timeout, cap))
     if only in (None, "next_hdp_group_packing_aware"):
         outcomes.append(_compare(
             "next_hdp_group_packing_aware", worker, (_upstream_step, (problem,)),
             run_dcpsched(lambda: dcpsched.next_group_packing_aware(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
-                problem.min_cp_size)),
-            lambda step: _step_broken(problem, step), problem, timeout))
+                problem.min_cp_size, cap)),
+            lambda step: _step_broken(judged, step), problem, timeout, cap))
     if (only in (None, "align_sample_id_groups") and problem.vpp_group is not None
             and problem.vpp_group > 1):
         unaligned = worker.call(_upstream_schedule, (problem, None), timeout)
         if unaligned.ok and not _dynamic_schedule_broken(
-                dataclasses.replace(problem, vpp_group=None), unaligned.value):
+                dataclasses.replace(judged, vpp_group=None), unaligned.value):
             outcomes.append(_align_outcome(worker, unaligned.value, problem.vpp_group,
                                            timeout, problem))
         else:

@@ -6,14 +6,20 @@ import pathlib
 import sys
 from typing import List, Optional
 
-from dcpsched.conformance import checks, corpus, generators, shrink, upstream
+from dcpsched.conformance import (checks, corpus, generators, known_upstreams, shrink,
+                                  signatures, upstream)
 from dcpsched.conformance.golden import GoldenWriter
+from dcpsched.conformance.problems import DynamicCpProblem
 from dcpsched.conformance.worker import UpstreamWorker
 
 # A progress line on stderr every this many problems.
 PROGRESS_EVERY = 500
 CLOSING = ("conformance: {equal} equal, {differ} differ, {both} both reject, "
            "{hangs} upstream hangs (dcpsched rejects)")
+# Appended to CLOSING when upstream has parameters dcpsched does not model:
+# the counts then say nothing about those parameters, so the line is never
+# a clean one.
+UNMODELLED = "; NOT CONFORMANT: dcpsched does not model upstream's {parameters} yet"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,8 +35,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpus", action="append", type=pathlib.Path, metavar="DIR",
                         help="a fuzz corpus directory (corpus/fuzz_<target>), repeatable; "
                              "default: the committed corpora, where the build has them")
+    parser.add_argument("--no-corpora", action="store_true",
+                        help="run the generated problems only (no fuzz corpora)")
     parser.add_argument("--write-golden", type=pathlib.Path, metavar="DIR",
                         help="write upstream's answers as golden vectors into DIR")
+    parser.add_argument("--golden-max-gpus", type=int, metavar="G",
+                        help="with --write-golden: leave out cases of more than G ranks "
+                             "(their files take megabytes)")
+    parser.add_argument("--golden-tag", metavar="TAG",
+                        help="with --write-golden: append _TAG to the file names and "
+                             "-TAG to the case names (e.g. pr6479)")
     parser.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
                         help="longest upstream call before it counts as a hang (default 2)")
     return parser
@@ -62,24 +76,48 @@ def _report(outcome, source, worker, timeout, out) -> None:
     print(f"  found in {source}", file=out)
 
 
+def _describe_upstream(up, out) -> List[str]:
+    """Prints what was loaded: the files' hashes (known or not), the upstream
+    parameters dcpsched does not model, where max_num_seqs goes. Returns the
+    unmodelled parameters ("function(parameter)")."""
+    for line in known_upstreams.report_lines((up.schedule_file, up.utils_file)):
+        print(line, file=out)
+    unmodelled = signatures.unmodelled_parameters(up)
+    for entry in unmodelled:
+        print(f"unmodelled: upstream's {entry}: dcpsched has no counterpart, so no check "
+              "sets it", file=out)
+    print("max_num_seqs: " + (
+        "passed to upstream's DefaultDynamicCPScheduler and next_hdp_group_packing_aware, "
+        "and to dcpsched" if up.step_takes_max_num_seqs else
+        "passed to upstream's DefaultDynamicCPScheduler only: this checkout's "
+        "next_hdp_group_packing_aware takes none, so dcpsched gets none"), file=out)
+    return unmodelled
+
+
 def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     """Runs the check; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
         up = upstream.load(args.megatron)
-        corpora = args.corpus if args.corpus is not None else _default_corpora()
+        if args.no_corpora:
+            corpora = []
+        else:
+            corpora = args.corpus if args.corpus is not None else _default_corpora()
         for directory in corpora:
             if directory.name not in corpus.PROBLEM_TARGETS or not directory.is_dir():
                 list(corpus.read(directory))  # raises CorpusError saying why
     except (upstream.MissingFunction, corpus.CorpusError) as error:
         print(f"conformance: {error}", file=sys.stderr)
         return 2
-    print(f"upstream: {up.schedule_file} and {up.utils_file.name}", file=out)
+    unmodelled = _describe_upstream(up, out)
     print(f"problems: {args.cases} generated (seed {args.seed}); corpora: "
           f"{', '.join(str(d) for d in corpora) if corpora else 'none'}", file=out)
-    writer = GoldenWriter(args.write_golden) if args.write_golden else None
+    writer = (GoldenWriter(args.write_golden, args.golden_tag, args.golden_max_gpus)
+              if args.write_golden else None)
     counts = collections.Counter()
     problems = 0
+    capped = 0        # dynamic-CP problems that set max_num_seqs
+    cap_changed = 0   # ... on which the cap upstream applies changes the schedule
     try:
         with UpstreamWorker(up) as worker:
             for source, problem in _problems(args, corpora):
@@ -87,6 +125,9 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
                 if problems % PROGRESS_EVERY == 0:
                     print(f"conformance: {problems} problems so far", file=sys.stderr,
                           flush=True)
+                if isinstance(problem, DynamicCpProblem) and problem.max_num_seqs is not None:
+                    capped += 1
+                    cap_changed += checks.cap_changes_schedule(up, problem)
                 for outcome in checks.run_checks(worker, problem, args.timeout):
                     counts[outcome.kind] += 1
                     if writer:
@@ -99,12 +140,17 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     if writer:
         written = writer.write()
         print(f"golden: wrote {', '.join(f'{n} cases to {f}' for f, n in written.items())} "
-              f"in {args.write_golden} ({writer.left_out} left out: a number outside int64)",
+              f"in {args.write_golden} ({writer.left_out} left out: a number outside int64; "
+              f"{writer.left_out_large} left out: more than --golden-max-gpus ranks)",
               file=out)
-    print(f"{problems} problems; not compared: {counts[checks.OUTSIDE]} outside dcpsched's "
-          f"limits (upstream accepts them), {counts[checks.SKIP]} alignments of an upstream "
-          "schedule that failed", file=out)
-    print(CLOSING.format(equal=counts[checks.EQUAL], differ=counts[checks.DIFFER],
-                         both=counts[checks.BOTH_REJECT], hangs=counts[checks.UPSTREAM_HANGS]),
-          file=out)
-    return 1 if counts[checks.DIFFER] else 0
+    print(f"{problems} problems; {capped} set max_num_seqs (the cap changes dcpsched's "
+          f"schedule in {cap_changed}); not compared: {counts[checks.OUTSIDE]} outside "
+          f"dcpsched's limits (upstream accepts them), {counts[checks.SKIP]} alignments of an "
+          "upstream schedule that failed", file=out)
+    closing = CLOSING.format(equal=counts[checks.EQUAL], differ=counts[checks.DIFFER],
+                             both=counts[checks.BOTH_REJECT],
+                             hangs=counts[checks.UPSTREAM_HANGS])
+    if unmodelled:
+        closing += UNMODELLED.format(parameters=", ".join(unmodelled))
+    print(closing, file=out)
+    return 1 if counts[checks.DIFFER] or unmodelled else 0

@@ -44,7 +44,7 @@ def _problem(decoded):
     if kind == "dynamic_cp":
         return DynamicCpProblem(tuple(decoded["samples"]), decoded["total_gpus"],
                                 decoded["max_seq_len_per_rank"], decoded["min_cp_size"],
-                                decoded["vpp_group"])
+                                decoded["vpp_group"], decoded["max_num_seqs"])
     if kind == "dp_balanced":
         return DpBalancedProblem(tuple(decoded["lens"]), decoded["dp_size"], decoded["cp_size"],
                                  decoded["max_seq_len_per_rank"], decoded["max_num_seqs"],

@@ -8,7 +8,9 @@ equal lengths, tiny lengths and budgets, fewer samples than ranks, G that is
 not a power of two (3, 5, 6, 7, 12, 14, 24, any G up to 64), min_cp_size > 1,
 VPP groups 2-4, large G (up to 4096) with few samples, sparse 64-bit ids; the
 tie-prone family (runs of equal lengths at one or two budgets) and
-dp_balanced problems. Lengths are clamped to what G ranks hold, so every
+dp_balanced problems. Half the dynamic-CP problems, tie-prone ones included,
+set max_num_seqs (Megatron-LM PR #6479's cap), mostly to 1..4, where it
+binds, sometimes to more. Lengths are clamped to what G ranks hold, so every
 problem is inside SPEC's limits. The same seed gives the same problems.
 """
 
@@ -33,6 +35,8 @@ _TINY_TOPOLOGIES = [(2 if g >= 5 and g % 2 else 1, g) for g in range(1, 17)]
 _TINY_BUDGETS = [(1, 2), (1, 3), (1, 8), (1, 10), (1, 100)]
 _VPP_GROUPS = [(6, None), (1, 1), (2, 2), (2, 3), (2, 4)]
 _MIN_CP_EXPONENTS = [(6, 0), (2, 1), (1, 2), (1, 3)]
+# max_num_seqs of dynamic-CP problems: none, small caps that bind, larger ones.
+_DYNAMIC_CP_CAPS = [(8, None), (2, 1), (2, 2), (2, 3), (1, 4), (1, 6), (1, 17)]
 # Length recipes: tiny, lognormal, boundary (k * mslpr + {-1, 0, 1}), repeat.
 _RECIPES = [(2, "tiny"), (5, "lognormal"), (2, "boundary"), (2, "repeat")]
 _TINY_RECIPES = [(1, "tiny"), (3, "boundary"), (3, "repeat")]
@@ -92,7 +96,8 @@ def _assemble(rng, total_gpus, mslpr, recipes, count, tiny_values=False):
         length = min(max(length, 1), longest)
         samples.append((_id_of(index, scramble, salt), length))
         previous = length
-    return DynamicCpProblem(tuple(samples), total_gpus, mslpr, min_cp, vpp)
+    return DynamicCpProblem(tuple(samples), total_gpus, mslpr, min_cp, vpp,
+                            _weighted(rng, _DYNAMIC_CP_CAPS))
 
 
 def valid_problem(rng: random.Random) -> DynamicCpProblem:
@@ -120,7 +125,8 @@ def tie_prone_problem(rng: random.Random) -> DynamicCpProblem:
         length = min(max(multiple * mslpr + rng.choice((-1, 0, 1)), 1), longest)
         for _ in range(rng.randint(1, 4)):
             samples.append((len(samples), length))
-    return DynamicCpProblem(tuple(samples), total_gpus, mslpr)
+    return DynamicCpProblem(tuple(samples), total_gpus, mslpr,
+                            max_num_seqs=_weighted(rng, _DYNAMIC_CP_CAPS))
 
 
 def dp_balanced_problem(rng: random.Random) -> DpBalancedProblem:

@@ -3,7 +3,14 @@
 One JSON object per line (SPEC.md "Golden vectors"), into
 packing_aware_schedule.jsonl (DefaultDynamicCPScheduler without VPP),
 vpp_align.jsonl (with vpp_group > 1), packing_aware_step.jsonl
-(next_hdp_group_packing_aware) and dp_balanced_schedule.jsonl. Where upstream
+(next_hdp_group_packing_aware) and dp_balanced_schedule.jsonl (with a tag,
+e.g. pr6479: packing_aware_step_pr6479.jsonl, case names pa-step-pr6479-0001,
+so vectors of several upstream commits sit side by side; with max_gpus,
+cases of more ranks are left out, a schedule of thousands of ranks taking
+megabytes). A packing-aware
+case's "max_num_seqs" is the cap dcpsched was compared under: the problem's
+where the checkout's next_hdp_group_packing_aware takes one, else null (the
+cap plays no part there). Where upstream
 raised, "expect" is {"ok": false, "error": "Type: message"}; where it
 returned an answer that breaks an invariant, the error is
 "UpstreamInvariantViolation: ...". Inputs on which upstream hangs, problems
@@ -28,14 +35,21 @@ _KINDS = {
 }
 
 
-def _file_and_prefix(outcome):
+def _stem_and_prefix(outcome):
     if outcome.check == "DpBalancedScheduler":
-        return "dp_balanced_schedule.jsonl", "dpb"
+        return "dp_balanced_schedule", "dpb"
     if outcome.check == "next_hdp_group_packing_aware":
-        return "packing_aware_step.jsonl", "pa-step"
+        return "packing_aware_step", "pa-step"
     if outcome.problem.vpp_group is not None and outcome.problem.vpp_group > 1:
-        return "vpp_align.jsonl", "vpp"
-    return "packing_aware_schedule.jsonl", "pa-sched"
+        return "vpp_align", "vpp"
+    return "packing_aware_schedule", "pa-sched"
+
+
+def _file_and_prefix(outcome, tag):
+    stem, prefix = _stem_and_prefix(outcome)
+    if tag:
+        return f"{stem}_{tag}.jsonl", f"{prefix}-{tag}"
+    return f"{stem}.jsonl", prefix
 
 
 def _expect(outcome):
@@ -67,7 +81,8 @@ def _case(name, outcome):
                   "min_cp_size": problem.min_cp_size,
                   "vpp_group": (None if outcome.check == "next_hdp_group_packing_aware"
                                 else problem.vpp_group),
-                  "max_num_seqs": None, "samples": [list(pair) for pair in problem.samples]}
+                  "max_num_seqs": outcome.max_num_seqs,
+                  "samples": [list(pair) for pair in problem.samples]}
         scheduler = "packing_aware"
     return {"name": name, "kind": _KINDS[outcome.check], "scheduler": scheduler, **fields,
             "expect": _expect(outcome)}
@@ -87,10 +102,13 @@ def _fits_int64(case) -> bool:
 class GoldenWriter:
     """Collects outcomes; write() puts their upstream answers into DIR/*.jsonl."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, tag=None, max_gpus=None):
         self._directory = pathlib.Path(directory)
+        self._tag = tag
+        self._max_gpus = max_gpus  # None: every G
         self._lines = {}
         self.left_out = 0  # cases with a number outside int64
+        self.left_out_large = 0  # cases with total_gpus above max_gpus
 
     def add(self, outcome) -> None:
         """Keeps `outcome` if it holds an upstream answer the format can say."""
@@ -99,11 +117,14 @@ class GoldenWriter:
             return
         if outcome.upstream.hung:
             return
-        file_name, prefix = _file_and_prefix(outcome)
+        file_name, prefix = _file_and_prefix(outcome, self._tag)
         lines = self._lines.setdefault(file_name, [])
         case = _case(f"{prefix}-{len(lines) + 1:04d}", outcome)
         if not _fits_int64(case):
             self.left_out += 1
+            return
+        if self._max_gpus is not None and case["total_gpus"] > self._max_gpus:
+            self.left_out_large += 1  # thousands of ranks: megabytes a case
             return
         lines.append(json.dumps(case, separators=(",", ":")))
 

@@ -1,8 +1,10 @@
 """The three kinds of problem the conformance check runs, and their one-line forms.
 
-- DynamicCpProblem: samples (id, len), G, mslpr, min_cp_size, vpp_group; its
-  line is io/problem_text.h's ("G=4 mslpr=8 min_cp=1 vpp=none samples=0:9,1:3"),
-  so a difference can be pasted into the C++ regression tests as it is.
+- DynamicCpProblem: samples (id, len), G, mslpr, min_cp_size, vpp_group,
+  max_num_seqs; its line is io/problem_text.h's ("G=4 mslpr=8 min_cp=1
+  vpp=none samples=0:9,1:3", with "max_num_seqs=N" before "samples=" when
+  the cap is set), so a difference can be pasted into the C++ regression
+  tests as it is.
 - DpBalancedProblem: lens, dp_size, cp_size, mslpr, max_num_seqs, vpp_group;
   its line is the fuzz decoder's ("dp=2 cp=1 mslpr=8 max_num_seqs=none vpp=none
   lens=3,9").
@@ -31,13 +33,17 @@ class DynamicCpProblem:
     max_seq_len_per_rank: int
     min_cp_size: int = 1
     vpp_group: Optional[int] = None
+    # Megatron-LM PR #6479's cap on the samples of one rank in a microbatch;
+    # None: no cap (Megatron-LM dev has none in the packing-aware step).
+    max_num_seqs: Optional[int] = None
 
     def line(self) -> str:
-        """The one-line form of io/problem_text.h."""
+        """The one-line form of io/problem_text.h (the cap only when set)."""
         samples = ",".join(f"{sample_id}:{length}" for sample_id, length in self.samples)
+        cap = "" if self.max_num_seqs is None else f"max_num_seqs={self.max_num_seqs} "
         return (f"G={self.total_gpus} mslpr={self.max_seq_len_per_rank} "
                 f"min_cp={self.min_cp_size} vpp={_optional_text(self.vpp_group)} "
-                f"samples={samples}")
+                f"{cap}samples={samples}")
 
     def with_samples(self, samples) -> "DynamicCpProblem":
         """The same problem with other samples."""

@@ -1,9 +1,10 @@
 """Shrinks a problem on which a check differs to a small one that still differs.
 
-Greedy, as property-based testing shrinks: drop chunks of samples (halves,
-quarters, ..., single samples) while the difference stays; then shorten each
-length to the smallest one (binary search) that still shows it; repeat until
-nothing changes or the evaluation budget is spent. For a dp_balanced problem
+Greedy, as property-based testing shrinks: drop the cap (max_num_seqs) if the
+difference stays without it; drop chunks of samples (halves, quarters, ...,
+single samples) while the difference stays; then shorten each length to the
+smallest one (binary search) that still shows it; repeat until nothing
+changes or the evaluation budget is spent. For a dp_balanced problem
 the samples are its lengths; for a schedule to align, its microbatches
 (nothing to shorten). Only candidates on which the same check still differs
 are kept, so the result always shows the difference.
@@ -51,6 +52,14 @@ class _Budget:
         return self._differs(problem)
 
 
+def _drop_cap(problem, budget: _Budget):
+    """The problem without its max_num_seqs, if it still differs so."""
+    if getattr(problem, "max_num_seqs", None) is None:
+        return problem
+    candidate = dataclasses.replace(problem, max_num_seqs=None)
+    return candidate if budget.differs(candidate) else problem
+
+
 def _drop_samples(problem, budget: _Budget):
     items = _items(problem)
     chunk = max(len(items) // 2, 1)
@@ -90,7 +99,7 @@ def shrink(problem, differs: Callable[[object], bool], evaluations: int = 3000):
     nothing smaller does). `differs(problem)` must hold."""
     budget = _Budget(evaluations, differs)
     while True:
-        smaller = _shorten_lengths(_drop_samples(problem, budget), budget)
+        smaller = _shorten_lengths(_drop_samples(_drop_cap(problem, budget), budget), budget)
         if smaller == problem or budget.left <= 0:
             return smaller
         problem = smaller

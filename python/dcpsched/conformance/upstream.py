@@ -9,7 +9,9 @@ of the loading, so no GPU, no torch and no Megatron-LM install are needed.
 A stand-in yields, for any attribute, a class that can be called, used as a
 decorator, subclassed and used in annotations; scheduling never calls one.
 
-load() returns the four functions the check compares, or raises
+load() returns the four functions the check compares (and the two modules,
+for tools that install into them, e.g. the drop-in's install_into_megatron),
+or raises
 MissingFunction naming what the checkout lacks (Megatron-LM `main` has no
 DefaultDynamicCPScheduler, next_hdp_group_packing_aware or
 align_sample_id_groups).
@@ -17,6 +19,7 @@ align_sample_id_groups).
 
 import dataclasses
 import importlib.abc
+import inspect
 import importlib.machinery
 import importlib.util
 import pathlib
@@ -45,6 +48,16 @@ class Upstream:
     align_sample_id_groups: Callable
     schedule_file: pathlib.Path
     utils_file: pathlib.Path
+    schedule_module: types.ModuleType  # data_schedule, as loaded
+    utils_module: types.ModuleType     # data_schedule_utils, as loaded
+
+    @property
+    def step_takes_max_num_seqs(self) -> bool:
+        """True if next_hdp_group_packing_aware has a max_num_seqs parameter
+        (Megatron-LM PR #6479): then DefaultDynamicCPScheduler caps the
+        samples per rank with it. Megatron-LM dev's step has none, so there
+        the class accepts max_num_seqs and ignores it."""
+        return "max_num_seqs" in inspect.signature(self.next_group_packing_aware).parameters
 
 
 class _StubType(type):
@@ -164,4 +177,6 @@ def load(checkout) -> Upstream:
         next_group_packing_aware=utils.next_hdp_group_packing_aware,
         align_sample_id_groups=utils.align_sample_id_groups,
         schedule_file=schedule_file,
-        utils_file=utils_file)
+        utils_file=utils_file,
+        schedule_module=schedule,
+        utils_module=utils)

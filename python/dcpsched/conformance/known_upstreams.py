@@ -1,0 +1,60 @@
+"""The upstream files dcpsched was checked against, by SHA-256.
+
+A conformance run prints the SHA-256 of each upstream file it loads and says
+whether the pair is one of the pairs below: the Megatron-LM commits whose
+scheduling code dcpsched was last shown to match (conformance runs with
+`0 differ`, golden vectors in tests/golden/). Files that match none are
+another upstream version: a difference there may be upstream's new
+behaviour rather than a bug, and a clean run there is news worth recording
+here (with the commit it came from).
+"""
+
+import hashlib
+import pathlib
+from typing import Dict, Optional
+
+# name -> {file name: SHA-256 of the file at that commit}
+KNOWN_UPSTREAMS: Dict[str, Dict[str, str]] = {
+    "Megatron-LM dev 66d54b474b": {
+        "data_schedule.py":
+            "fa62cf70c63c812a5c59bfce8fb35b98151c72901773eb3654e146d26a627029",
+        "data_schedule_utils.py":
+            "0cc5e417a6492542e542feff3d2b33045976134137e01f39da71b7360239bf78",
+    },
+    "Megatron-LM PR #6479 head 986bf45787": {
+        "data_schedule.py":
+            "3be64122f0ea88f5c28e2cfc8eeaf13c355d941c9428fdd68fdbd81ba97b5880",
+        "data_schedule_utils.py":
+            "d927d72c11b3ec87bbde488b59208f038d0f2a9ee84e75c4f48c52787045d530",
+    },
+}
+
+
+def sha256_of(path: pathlib.Path) -> str:
+    """The SHA-256 of the file's bytes, in hex."""
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def known_upstream(hashes: Dict[str, str]) -> Optional[str]:
+    """The name of the known upstream whose files have exactly these hashes
+    ({file name: SHA-256}), or None."""
+    for name, known in KNOWN_UPSTREAMS.items():
+        if known == hashes:
+            return name
+    return None
+
+
+def report_lines(files) -> list:
+    """The report's first lines: each file's SHA-256, then whether they are
+    files dcpsched was checked against (and which), said plainly if not."""
+    hashes = {pathlib.Path(path).name: sha256_of(path) for path in files}
+    lines = [f"upstream file: {path} sha256 {hashes[pathlib.Path(path).name]}"
+             for path in files]
+    name = known_upstream(hashes)
+    if name is not None:
+        lines.append(f"upstream files: the files dcpsched was checked against ({name})")
+    else:
+        lines.append("upstream files: NOT the files dcpsched was checked against (known: "
+                     f"{'; '.join(KNOWN_UPSTREAMS)}): this is another upstream version, "
+                     "so read any difference as possibly new upstream behaviour")
+    return lines
