@@ -31,7 +31,7 @@ constexpr Int kMaxInt = std::numeric_limits<Int>::max();
 constexpr Int kSelectorMax = 15;
 constexpr Int kLiteral = 15;
 
-// SPEC "Valid input" limits, restated here rather than taken from
+// The specification's "Valid input" limits, restated here rather than taken from
 // core/validate.h so that IsValidBySpec stays independent of the core.
 constexpr Int kSpecMaxTotalGpus = 65536;
 constexpr Int kSpecMaxMslpr = (Int{1} << 31) - 1;

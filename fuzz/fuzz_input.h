@@ -99,7 +99,7 @@ using TargetInput = std::variant<DynamicCpProblem, properties::DpBalancedProblem
 std::optional<TargetInput> DecodeTargetInput(absl::string_view target,
                                              absl::Span<const std::uint8_t> bytes);
 
-// SPEC "Valid input", written from SPEC alone (it does not call
+// The specification's "Valid input", written from docs/specification.md alone (it does not call
 // core/validate.h, so it can judge the core's errors): G in 1..65536, mslpr
 // in 1..2^31-1, min_cp_size a power of two in 1..G, vpp_group and
 // max_num_seqs absent or >= 1, every length in 1..2^26, ids unique, and

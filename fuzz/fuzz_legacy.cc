@@ -1,7 +1,7 @@
-// Fuzz target: the legacy bucket scheduler keeps SPEC's invariants and
+// Fuzz target: the legacy bucket scheduler keeps the specification's invariants and
 // equals the reference oracle.
 //
-// On a decoded problem (fuzz_input.h): inside SPEC "Valid input" (judged by
+// On a decoded problem (fuzz_input.h): inside the specification's "Valid input" (judged by
 // IsValidBySpec), the legacy schedule passes the schedule checker or the
 // scheduler fails with FailedPrecondition, as upstream does, or, with
 // max_num_seqs set (a cap the legacy scheduler does not take), it fails with
@@ -25,7 +25,7 @@ namespace {
 
 constexpr absl::string_view kTarget = "fuzz_legacy";
 
-// Outside SPEC's limits the legacy scheduler must fail with InvalidArgument.
+// Outside the specification's limits the legacy scheduler must fail with InvalidArgument.
 absl::Status CheckInvalidIsRejected(const DynamicCpProblem& problem) {
   const absl::Status status = ScheduleLegacy(problem.samples, problem.options).status();
   if (status.code() == absl::StatusCode::kInvalidArgument) return absl::OkStatus();

@@ -1,8 +1,8 @@
-// Fuzz target: the packing-aware scheduler keeps SPEC's invariants.
+// Fuzz target: the packing-aware scheduler keeps the specification's invariants.
 //
 // On a decoded problem (fuzz_input.h), PackingAwareStep and ScheduleDynamicCp
 // either succeed with a result that keeps the invariants, or fail with the
-// error SPEC prescribes: InvalidArgument when the problem is outside "Valid
+// error docs/specification.md prescribes: InvalidArgument when the problem is outside "Valid
 // input" (judged by IsValidBySpec, independent of core/validate.h),
 // FailedPrecondition (an upstream defect) when it is inside. Checked on
 // success: the schedule passes the schedule checker; the step's microbatch
@@ -34,13 +34,13 @@ namespace {
 
 constexpr absl::string_view kTarget = "fuzz_packing_aware";
 
-// OK if `status` is what SPEC prescribes for a problem that is (`valid`) or
+// OK if `status` is what docs/specification.md prescribes for a problem that is (`valid`) or
 // is not inside "Valid input".
 absl::Status CheckOutcome(absl::string_view entry_point, const absl::Status& status, bool valid) {
   if (status.ok()) {
     if (valid) return absl::OkStatus();
     return absl::InternalError(
-        absl::StrCat(entry_point, " accepts a problem outside SPEC's limits"));
+        absl::StrCat(entry_point, " accepts a problem outside the specification's limits"));
   }
   const absl::StatusCode expected =
       valid ? absl::StatusCode::kFailedPrecondition : absl::StatusCode::kInvalidArgument;

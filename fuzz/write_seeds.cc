@@ -7,7 +7,7 @@
 // minimized findings go. (Files directly in DIR/fuzz_<target>/ are the
 // coverage corpus that libFuzzer's -merge=1 keeps minimal; see
 // fuzz/README.md.) Structured targets get inputs written with FuzzInputWriter, so
-// each seed decodes to exactly the case its name describes: SPEC's and the
+// each seed decodes to exactly the case its name describes: the specification's and the
 // review's cases, lengths at k * mslpr - 1, k * mslpr and k * mslpr + 1, min_cp
 // and VPP cases, large G, the empty problem, and invalid problems. Text
 // targets get text: lengths files, problem lines, and the shortest lines of

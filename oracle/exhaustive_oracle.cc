@@ -21,7 +21,7 @@ constexpr std::int64_t kMaxSampleLen = std::int64_t{1} << 26;
 
 bool IsPowerOfTwo(std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; }
 
-// cp_min(len) as SPEC defines it; len and mslpr are validated first.
+// cp_min(len) as docs/specification.md defines it; len and mslpr are validated first.
 std::int64_t CpMin(std::int64_t len, std::int64_t mslpr,
                    std::int64_t min_cp_size) {
   std::int64_t c = 1;

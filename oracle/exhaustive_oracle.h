@@ -9,7 +9,7 @@
 // A placement puts every given sample on one contiguous run of ranks
 // [first_rank, first_rank + cp_size) of one microbatch of G ranks, where
 //  - cp_size is a power of two or G, with cp_min(len) <= cp_size <= G
-//    (cp_min includes min_cp_size, as in SPEC);
+//    (cp_min includes min_cp_size, as in docs/specification.md);
 //  - every rank's tokens, sum(len / cp_size) over the samples it holds, are
 //    at most max_seq_len_per_rank;
 //  - no rank is empty;
@@ -18,7 +18,7 @@
 // lower the optimum below a placement that respects it.
 //
 // Why all given samples and no empty rank: the packing-aware step's result,
-// when it places every sample, satisfies exactly these rules (SPEC
+// when it places every sample, satisfies exactly these rules (docs/specification.md
 // invariants 1-6, and 10 under a cap), so it is one of the enumerated placements and its max rank
 // work can never be below the optimum. An optimum over subsets would not be
 // comparable (placing fewer samples is always cheaper). To compare against a
@@ -73,7 +73,7 @@ struct ExhaustiveOptimum {
 };
 
 // Enumerates every valid placement of all of `samples` (options.vpp_group
-// plays no part). Errors: InvalidArgument for input outside SPEC's limits
+// plays no part). Errors: InvalidArgument for input outside the specification's limits
 // (including cp_min(len) > G and max_num_seqs < 1) or larger than kExhaustiveMaxSamples samples
 // or kExhaustiveMaxGpus ranks; NotFound when no valid placement exists (for
 // example no samples, more tokens than G ranks hold, fewer samples than

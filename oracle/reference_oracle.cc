@@ -21,7 +21,7 @@ namespace dcpsched::oracle {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Limits and cost model (SPEC "Words" and "Valid input").
+// Limits and cost model (the specification's "Words" and "Valid input").
 // ---------------------------------------------------------------------------
 
 constexpr std::int64_t kMaxTotalGpus = 65536;
@@ -163,7 +163,7 @@ std::vector<Sample> SortedLongestFirst(absl::Span<const Sample> samples) {
 }
 
 // ---------------------------------------------------------------------------
-// Packing-aware step (SPEC "Packing-aware step").
+// Packing-aware step (the specification's "Packing-aware step").
 // ---------------------------------------------------------------------------
 
 // A CP group of this step: the ranks it holds (ascending), its size and the
@@ -492,7 +492,7 @@ absl::Status FillEmptyRanks(const std::vector<Sample>& sorted,
 }
 
 // The step on validated input.
-// One step; without `fill`, SPEC step 6 is left out (the placement alone).
+// One step; without `fill`, the specification's step 6 is left out (the placement alone).
 absl::StatusOr<PackedMicrobatch> RunStep(absl::Span<const Sample> samples,
                                          const DynamicCpOptions& options,
                                          bool fill = true) {
@@ -531,7 +531,7 @@ absl::StatusOr<PackedMicrobatch> RunStep(absl::Span<const Sample> samples,
 }
 
 // ---------------------------------------------------------------------------
-// VPP alignment (SPEC "VPP alignment").
+// VPP alignment (the specification's "VPP alignment").
 // ---------------------------------------------------------------------------
 
 bool Holds(const std::vector<SampleId>& ids, SampleId id) {
@@ -692,7 +692,7 @@ absl::Status ValidateScheduleShape(const Schedule& schedule) {
 }
 
 // ---------------------------------------------------------------------------
-// Legacy bucket scheduler (SPEC "Legacy bucket scheduler (before #5154)").
+// Legacy bucket scheduler (the specification's "Legacy bucket scheduler (before #5154)").
 // ---------------------------------------------------------------------------
 
 // A legacy step stops placing once the ranks' times differ by at most this
@@ -914,7 +914,7 @@ absl::StatusOr<PackedMicrobatch> RunLegacyStep(
 }
 
 // ---------------------------------------------------------------------------
-// DP-balanced (SPEC "DP-balanced schedule").
+// DP-balanced (the specification's "DP-balanced schedule").
 // ---------------------------------------------------------------------------
 
 absl::Status ValidateDpBalancedProblem(absl::Span<const std::int64_t> lens,
@@ -1012,7 +1012,7 @@ absl::Status MakeMultiple(const DpBalancedOptions& options,
 }
 
 // Steps on the leftovers, longest first, until every sample is placed, then
-// VPP alignment when vpp_group > 1 (SPEC "Dynamic-CP schedule"); shared by
+// VPP alignment when vpp_group > 1 (the specification's "Dynamic-CP schedule"); shared by
 // the packing-aware and the legacy schedule.
 template <typename Step>
 absl::StatusOr<Schedule> ScheduleBySteps(absl::Span<const Sample> samples,

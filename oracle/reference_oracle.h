@@ -1,7 +1,7 @@
-// Reference oracle: the schedulers of SPEC.md written the plainest way, as the
+// Reference oracle: the schedulers of docs/specification.md written the plainest way, as the
 // yardstick the fast core (core/) is checked against.
 //
-// Everything here follows SPEC step by step with vectors and loops, the way
+// Everything here follows docs/specification.md step by step with vectors and loops, the way
 // upstream's Python does it: per-rank time arrays, explicit member lists for
 // every CP group, the projected maximum recomputed over all ranks for every
 // candidate, free ranks sorted by time, microbatches rebuilt rank by rank.
@@ -10,11 +10,11 @@
 // tests: correct and easy to read first, fast enough second (G up to 65536
 // with a few samples, or a few thousand samples with G up to 512, in seconds).
 //
-// Floating point is IEEE double in exactly the order SPEC gives (the build
+// Floating point is IEEE double in exactly the order docs/specification.md gives (the build
 // uses -ffp-contract=off), so exec times match upstream bit for bit.
 //
 // Errors (never a crash, hang or silent result):
-//  - InvalidArgument: the input is outside SPEC "Valid input": G, mslpr,
+//  - InvalidArgument: the input is outside the specification's "Valid input": G, mslpr,
 //    min_cp_size, vpp_group, max_num_seqs, dp_size/cp_size out of range, a
 //    length outside [1, 2^26], a duplicate id, a sample that needs more than
 //    G ranks (cp_min(len) > G), a dp_balanced sample longer than
@@ -38,7 +38,7 @@
 
 namespace dcpsched::oracle {
 
-// One packing-aware step (SPEC "Packing-aware step"; upstream's
+// One packing-aware step (the specification's "Packing-aware step"; upstream's
 // next_hdp_group_packing_aware): builds one microbatch of G ranks from
 // `samples` (any order). Leftovers come back longest first, equal lengths in
 // input order. options.vpp_group is validated but plays no part. With
@@ -49,19 +49,19 @@ namespace dcpsched::oracle {
 absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
-// The step's placement before its fill (SPEC steps 2-5): like
+// The step's placement before its fill (the specification's steps 2-5): like
 // ReferencePackingAwareStep, but ranks no sample reached stay empty (work 0)
 // and the leftovers are the placement's.
 absl::StatusOr<PackedMicrobatch> ReferencePackingAwarePlacement(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
-// The whole dynamic-CP schedule (SPEC "Dynamic-CP schedule"; upstream's
+// The whole dynamic-CP schedule (the specification's "Dynamic-CP schedule"; upstream's
 // DefaultDynamicCPScheduler): steps until every sample is placed, then VPP
 // alignment when options.vpp_group > 1. No samples: no microbatches.
 absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
-// The legacy bucket scheduler that #5154 replaced (SPEC "Legacy bucket
+// The legacy bucket scheduler that #5154 replaced (the specification's "Legacy bucket
 // scheduler (before #5154)"; upstream's next_hdp_group with
 // dcp_make_buckets_equal as DefaultDynamicCPScheduler ran them before #5154):
 // every sample takes exactly cp_min(len) ranks. Sorted longest first, the
@@ -78,7 +78,7 @@ absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
 absl::StatusOr<Schedule> ReferenceScheduleLegacy(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
-// VPP alignment (SPEC "VPP alignment"; upstream's align_sample_id_groups):
+// VPP alignment (the specification's "VPP alignment"; upstream's align_sample_id_groups):
 // splits microbatches until their number is a multiple of `vpp_group` (>= 1).
 // InvalidArgument unless every microbatch has the same number of ranks (>= 1)
 // and no empty rank, or when an input microbatch that alignment splits has CP
@@ -92,7 +92,7 @@ absl::StatusOr<Schedule> ReferenceScheduleLegacy(
 absl::StatusOr<Schedule> ReferenceAlignToVppGroup(Schedule schedule,
                                                   std::int64_t vpp_group);
 
-// The fixed-CP dp_balanced schedule (SPEC "DP-balanced schedule"; upstream's
+// The fixed-CP dp_balanced schedule (the specification's "DP-balanced schedule"; upstream's
 // DpBalancedScheduler). Like upstream, samples are named by their position
 // in `lens` (0-based).
 absl::StatusOr<Schedule> ReferenceScheduleDpBalanced(

@@ -1,6 +1,6 @@
 // RapidCheck generators of scheduling problems that break schedulers.
 //
-// Valid problems mix what the SPEC's limits allow and what real batches look
+// Valid problems mix what the specification's limits allow and what real batches look
 // like: realistic lognormal lengths (mean 1024, sigma 1.5, clipped to
 // [128, 8192]), lengths at and around k * mslpr, runs of equal lengths, tiny
 // lengths and budgets, fewer samples than ranks, G that is not a power of two
@@ -31,7 +31,7 @@ void showValue(const DynamicCpProblem& problem, std::ostream& os);
 
 namespace properties {
 
-// A problem that satisfies every limit of SPEC "Valid input".
+// A problem that satisfies every limit of the specification's "Valid input".
 rc::Gen<DynamicCpProblem> GenValidProblem();
 
 // GenValidProblem without max_num_seqs: for the legacy scheduler, which
@@ -41,7 +41,7 @@ rc::Gen<DynamicCpProblem> GenValidUncappedProblem();
 // A valid problem made for exact ties: odd G and any G up to 16, and one to
 // three runs of one to four equal lengths at mslpr or 2 * mslpr, minus one,
 // exactly, or plus one, capped like GenValidProblem's. Equal lengths give
-// equal works, so candidates of different CP sizes and kinds tie and SPEC's
+// equal works, so candidates of different CP sizes and kinds tie and the specification's
 // tie order decides.
 rc::Gen<DynamicCpProblem> GenTieProneProblem();
 

@@ -1,4 +1,4 @@
-// Properties of the legacy bucket scheduler (core/legacy.h): SPEC's
+// Properties of the legacy bucket scheduler (core/legacy.h): the specification's
 // invariants, and the core against the reference oracle, on the usual
 // problems (without max_num_seqs, which legacy refuses) and on problems that
 // need several CP sizes (several buckets).

@@ -1,4 +1,4 @@
-// Properties of the packing-aware scheduler (core/packing_aware.h): SPEC's
+// Properties of the packing-aware scheduler (core/packing_aware.h): the specification's
 // invariants on generated problems (half of them under max_num_seqs), the
 // core against the reference oracle, and metamorphic relations.
 
@@ -66,7 +66,7 @@ RC_GTEST_PROP(PackingAwareProperties, ScheduleMatchesTheOracle, ()) {
   RC_ASSERT_OK(CheckScheduleMatchesOracle(*GenValidProblem()));
 }
 
-// SPEC step 5's tie order (the smaller CP size, then add over new, then the
+// The specification's step 5's tie order (the smaller CP size, then add over new, then the
 // older group) on problems where works tie exactly.
 RC_GTEST_PROP(PackingAwareProperties, TieProneProblemsMatchTheOracle, ()) {
   const DynamicCpProblem problem = *GenTieProneProblem();

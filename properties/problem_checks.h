@@ -19,7 +19,7 @@
 namespace dcpsched::properties {
 
 // The core's dynamic-CP schedule keeps `invariant` (core/checker.h). A
-// FailedPrecondition from the scheduler (an upstream defect SPEC lists) is
+// FailedPrecondition from the scheduler (an upstream defect docs/specification.md lists) is
 // accepted; any other error is not, since the problem is valid.
 absl::Status CheckKeepsInvariant(const DynamicCpProblem& problem, Invariant invariant);
 

@@ -1,5 +1,5 @@
 // Properties of input validation (core/validate.h): every problem outside
-// SPEC's limits is rejected with InvalidArgument by every entry point.
+// the specification's limits is rejected with InvalidArgument by every entry point.
 
 #include <cstdint>
 #include <limits>

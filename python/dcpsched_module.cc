@@ -14,7 +14,7 @@
 //   ("sample_id_seqlens[3][1] (len) must be an int, not float"). Ints may be
 //   any object with __index__ (numpy integers, for instance).
 // - ValueError: an int outside int64, or an input the core rejects: with
-//   InvalidArgument (outside SPEC's limits) as its subclass InvalidInputError,
+//   InvalidArgument (outside the specification's limits) as its subclass InvalidInputError,
 //   with FailedPrecondition (upstream's algorithm cannot schedule it) as its
 //   subclass UnschedulableError. The message is the core's.
 // - RuntimeError: any other core error (an internal one).
@@ -523,7 +523,7 @@ RuntimeError for an internal error.
 )doc";
 
 constexpr char kInvalidInputErrorDoc[] =
-    "The input is outside the scheduler's limits (SPEC \"Valid input\"): "
+    "The input is outside the scheduler's limits (docs/specification.md: \"Valid input\"): "
     "G, max_seq_len_per_rank, min_cp_size, vpp_group or a length out of "
     "range, a duplicate id, a sample that needs more than G ranks, or a "
     "malformed schedule. A ValueError.";

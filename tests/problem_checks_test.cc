@@ -24,7 +24,7 @@ DynamicCpProblem Problem(const std::string& text) {
 
 // Every problem here keeps every property. Counterexamples RapidCheck shrank
 // while this suite was being proven against planted bugs, the review's
-// regression, and SPEC's upstream-defect cases.
+// regression, and the specification's upstream-defect cases.
 constexpr const char* kRegressions[] = {
     "G=14 mslpr=100 samples=0:50,1:50",
     "G=5 mslpr=1 samples=0:1,1:1",

@@ -1,5 +1,5 @@
 // Tests of the reference oracle: every golden vector produced by upstream's
-// Python (tests/golden/*.jsonl, SPEC "Golden vectors"), then hand-worked
+// Python (tests/golden/*.jsonl, the specification's "Golden vectors"), then hand-worked
 // cases of each rule. The golden files are parsed here with nlohmann-json,
 // not through io/, so the oracle is checked against upstream directly.
 
@@ -81,7 +81,7 @@ DpBalancedOptions DpBalancedOptionsOf(const nlohmann::json& golden) {
 }
 
 // True if some dp_balanced sample is longer than mslpr * cp_size (outside
-// SPEC's limits, whatever upstream then did with it).
+// the specification's limits, whatever upstream then did with it).
 bool HasOverlongDpBalancedSample(const nlohmann::json& golden) {
   const DpBalancedOptions options = DpBalancedOptionsOf(golden);
   const std::int64_t limit = options.max_seq_len_per_rank * options.cp_size;
@@ -107,7 +107,7 @@ bool NeedsMoreRanksThanG(const nlohmann::json& golden) {
 }
 
 // The status code the project gives for an upstream failure: inputs outside
-// SPEC's limits are InvalidArgument, valid inputs the algorithm cannot
+// the specification's limits are InvalidArgument, valid inputs the algorithm cannot
 // schedule are FailedPrecondition.
 absl::StatusCode ExpectedCode(const nlohmann::json& golden) {
   const std::string error = golden["expect"]["error"].get<std::string>();
@@ -227,7 +227,7 @@ TEST(ReferenceOracleGoldenTest, LegacySchedule) {
 // Hand-worked rules.
 // ---------------------------------------------------------------------------
 
-// SPEC's example: two samples of 50 on G=14, mslpr=100. The second opens its
+// The worked example of docs/specification.md: two samples of 50 on G=14, mslpr=100. The second opens its
 // own rank; expand-once doubles both groups up to 8 + 4 ranks, cannot widen
 // the 4 to 8, so the full-group fallback puts both on all 14 ranks.
 TEST(ReferenceStepTest, FullGroupFallbackOnFourteenRanks) {
@@ -729,7 +729,7 @@ TEST(ReferenceLegacyTest, RefusesASequenceCap) {
 }
 
 // ---------------------------------------------------------------------------
-// Scale: the oracle is slow by design but must handle the sizes SPEC names.
+// Scale: the oracle is slow by design but must handle the sizes docs/specification.md names.
 // ---------------------------------------------------------------------------
 
 TEST(ReferenceScaleTest, WideAndLong) {

@@ -1,4 +1,4 @@
-// schedule_digest: SPEC invariant 9 across builds, "the same schedule, every
+// schedule_digest: the specification's invariant 9 across builds, "the same schedule, every
 // time, on every machine". ctest `schedule_digest` runs it in every build
 // (g++ and clang, release, Debug and sanitized); a build whose schedules
 // differ from the checked-in digest fails.

@@ -232,10 +232,10 @@ def test_invalid_input_raises_value_error_with_the_core_message(call, message):
 
 
 def test_upstream_failures_raise_value_error():
-    # Upstream raises IndexError here (SPEC, expand-once defect).
+    # Upstream raises IndexError here (docs/specification.md, expand-once defect).
     with pytest.raises(dcpsched.UnschedulableError, match="total_gpus=5"):
         dcpsched.schedule_dynamic_cp([(0, 1), (1, 1)], 5, 1)
-    # Upstream hangs here (SPEC, golden vectors section).
+    # Upstream hangs here (docs/specification.md, golden vectors section).
     with pytest.raises(dcpsched.UnschedulableError, match="VPP alignment"):
         dcpsched.schedule_dynamic_cp([(0, 1), (1, 1)], 3, 1, vpp_group=2)
     # Upstream: AssertionError "Not enough samples to move".

@@ -1,7 +1,7 @@
 """Parity with every golden case of tests/golden/*.jsonl, through Python.
 
 Each case was produced by running upstream Megatron-LM's Python scheduler
-(format: SPEC.md "Golden vectors"). The module must return exactly upstream's
+(format: docs/specification.md "Golden vectors"). The module must return exactly upstream's
 values and types: ids and lens as ints, leftovers as (id, len) tuples, exec
 times as floats equal bit for bit. Where upstream failed (ok: false), the
 module must raise ValueError. Packing-aware cases carry upstream's

@@ -13,7 +13,7 @@ counterpart:
 
 Answers are equal when they are the same values of the same types (lists,
 tuples, ints; floats bit for bit). Where dcpsched refuses a problem and
-upstream returns an answer that breaks the invariants SPEC names (an empty
+upstream returns an answer that breaks the invariants docs/specification.md names (an empty
 rank, a microbatch of the wrong width, a rank over its token budget, an id
 lost or doubled: judged by dcpsched.verify for dynamic-CP answers), upstream
 is counted as refusing too, as the golden vectors do
@@ -34,7 +34,7 @@ dcpsched gets no cap, so an equal answer shows the cap plays no part there.
 Outcomes: "equal", "differ", "both reject", "upstream hangs" (and dcpsched
 refuses), "outside" (dcpsched refuses the problem as outside its limits,
 InvalidInputError, and upstream gives an answer that keeps the invariants:
-upstream's behaviour outside SPEC's valid input is not the contract, so it
+upstream's behaviour outside the specification's valid input is not the contract, so it
 is counted apart, not compared), "skip" (the check needs an upstream answer
 that does not exist, e.g. alignment when upstream's schedule failed).
 """

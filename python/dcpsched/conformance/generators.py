@@ -11,7 +11,7 @@ tie-prone family (runs of equal lengths at one or two budgets) and
 dp_balanced problems. Half the dynamic-CP problems, tie-prone ones included,
 set max_num_seqs (Megatron-LM PR #6479's cap), mostly to 1..4, where it
 binds, sometimes to more. Lengths are clamped to what G ranks hold, so every
-problem is inside SPEC's limits. The same seed gives the same problems.
+problem is inside the specification's limits. The same seed gives the same problems.
 """
 
 import math

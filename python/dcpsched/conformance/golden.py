@@ -1,6 +1,6 @@
 """Writes upstream's answers as golden vectors, in the format of tests/golden/.
 
-One JSON object per line (SPEC.md "Golden vectors"), into
+One JSON object per line (docs/specification.md "Golden vectors"), into
 packing_aware_schedule.jsonl (DefaultDynamicCPScheduler without VPP),
 vpp_align.jsonl (with vpp_group > 1), packing_aware_step.jsonl
 (next_hdp_group_packing_aware) and dp_balanced_schedule.jsonl (with a tag,
