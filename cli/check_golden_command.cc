@@ -14,7 +14,8 @@ namespace dcpsched {
 CheckGoldenCommand::CheckGoldenCommand(CLI::App& command) {
   command
       .add_option("FILE", files_,
-                  "Golden vector files (.jsonl, one case per line)")
+                  "Golden vector files (.jsonl, one case per line); - reads "
+                  "standard input")
       ->type_name("FILE")
       ->required();
 }

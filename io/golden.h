@@ -62,7 +62,7 @@ struct GoldenFileReport {
   std::vector<std::string> failures;
 };
 
-// Checks every non-empty line of the file at `path`. A line that does not
+// Checks every non-empty line of the file at `path` ("-": standard input).
 // parse counts as a failure. NotFound if the file cannot be read.
 absl::StatusOr<GoldenFileReport> CheckGoldenFile(const std::string& path);
 

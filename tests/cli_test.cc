@@ -984,6 +984,15 @@ TEST(CliTest, IntegerFlagsSayNotAnIntegerOrOutOfRange) {
   EXPECT_EQ(RunCli({"schedule", "--seed", "18446744073709551615", "--samples", "4"}).exit_code, 0);
 }
 
+TEST(CliTest, CheckGoldenDashReadsStandardInput) {
+  const std::string lines =
+      ReadWholeFile(std::string(DCPSCHED_GOLDEN_DIR) + "/vpp_align.jsonl");
+  const CliResult result = RunCliWithInput({"check-golden", "-"}, lines);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.out, " passed, 0 failed")) << result.out;
+  EXPECT_EQ(RunCliWithInput({"check-golden", "-"}, "").exit_code, 2);
+}
+
 TEST(CliTest, LengthsDashReadsStandardInput) {
   const CliResult result =
       RunCliWithInput({"schedule", "--lengths", "-", "--format", "json"}, "4096\n100\n");

@@ -341,6 +341,10 @@ TEST(ParseGoldenCaseTest, RejectsBadLinesNamingTheField) {
       {"not JSON", "{\"name\": oops", "JSON"},
       {"empty", "", "JSON"},
       {"not an object", "[1,2,3]", "object"},
+      {"unknown key", ValidLineEdited([](Json& json) { json["vpp"] = 2; }),
+       "field \"vpp\": unknown key; a golden case has only name, kind"},
+      {"repeated key", "{\"name\": \"a\", \"name\": \"b\"}",
+       "key \"name\" appears twice in one object"},
       {"truncated", std::string(kValidLine.substr(0, 80)), "JSON"},
       {"missing samples",
        ValidLineEdited([](Json& json) { json.erase("samples"); }), "samples"},
@@ -424,6 +428,8 @@ TEST(ParseGoldenCaseTest, RejectsBadLinesNamingTheField) {
     EXPECT_TRUE(absl::StrContains(parsed.status().message(), bad.field))
         << bad.description << ": \"" << parsed.status().message()
         << "\" does not name " << bad.field;
+    EXPECT_FALSE(absl::StrContains(parsed.status().message(), "json.exception"))
+        << bad.description << ": the library's text leaks: " << parsed.status().message();
   }
 }
 
