@@ -563,8 +563,8 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"Written by `mutation/run_mutants.py {context['arguments']}` on {context['date']}.",
           f"Core hash {context['core']} (commit {context['commit']}), suite hash "
           f"{context['suite']}; {context['cores']} cores, {context['jobs']} mutants at a time; "
-          f"seed {context['seed']}, {context['property_cases']} cases per property, "
-          f"{context['fuzz_seconds']} s per fuzz target.",
+          f"seed {context['seed']}; layers run: {', '.join(context['layers'])} "
+          f"({layer_settings(context)}).",
           f"Wall time {context['wall']}, of which the builds (the two schemata builds, and "
           f"those of each hand-written mutant run) took {context['builds']}; "
           f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
@@ -608,6 +608,19 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   with open(path, "w") as f:
     f.write("\n".join(text) + "\n")
   return line
+
+
+def layer_settings(context):
+  """The settings of the layers that ran, for the report's header: a layer
+  left out has none, so the header never names a setting that played no part."""
+  settings = []
+  if "properties" in context["layers"]:
+    settings.append(f"{context['property_cases']} cases per property")
+  if "fuzz" in context["layers"]:
+    settings.append(f"{context['fuzz_seconds']} s per fuzz target")
+  else:
+    settings.append("no fuzz layer")
+  return ", ".join(settings)
 
 
 def main():
@@ -728,6 +741,7 @@ def main():
       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
       "cores": os.cpu_count(), "jobs": args.jobs, "seed": args.seed,
       "property_cases": args.property_cases, "fuzz_seconds": args.fuzz_seconds,
+      "layers": layers,
       "wall": duration(wall), "builds": duration(build_seconds),
       "mutant_seconds": sum(outcomes[m["id"]].seconds for m in mutants + list(named)),
       "cached": cached_count}

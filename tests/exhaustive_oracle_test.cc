@@ -167,6 +167,30 @@ TEST(ExhaustiveOracleTest, ScaledMaxRankWork) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A random tiny instance for the exhaustive oracle: G of 1..4, mslpr of
+// 1..24, min_cp_size sometimes above 1, and one to six samples no longer than
+// the largest power of two <= G holds (so cp_min(len) <= G).
+struct TinyInstance {
+  std::vector<Sample> samples;
+  DynamicCpOptions options;
+};
+
+TinyInstance RandomTinyInstance(std::mt19937_64& random) {
+  const std::int64_t gpus = 1 + static_cast<std::int64_t>(random() % 4);
+  const std::int64_t mslpr = 1 + static_cast<std::int64_t>(random() % 24);
+  std::int64_t min_cp = 1;
+  while (min_cp * 2 <= gpus && random() % 3 == 0) min_cp *= 2;
+  std::int64_t widest = 1;
+  while (widest * 2 <= gpus) widest *= 2;
+  const auto longest = static_cast<std::uint64_t>(mslpr * widest);
+  const int count = 1 + static_cast<int>(random() % 6);
+  TinyInstance instance{{}, Options(gpus, mslpr, min_cp)};
+  for (int i = 0; i < count; ++i) {
+    instance.samples.push_back({100 + i, 1 + static_cast<std::int64_t>(random() % longest)});
+  }
+  return instance;
+}
+
 // The step is one of the enumerated placements whenever it places every
 // sample, so its max rank work is never below the optimum; and its rank work
 // (a double) is the exact work rounded.
@@ -174,22 +198,10 @@ TEST(ExhaustiveOracleTest, StepNeverBeatsTheOptimum) {
   std::mt19937_64 random(20240611);
   int compared = 0;
   for (int trial = 0; trial < 2000; ++trial) {
-    const std::int64_t gpus = 1 + static_cast<std::int64_t>(random() % 4);
-    const std::int64_t mslpr = 1 + static_cast<std::int64_t>(random() % 24);
-    std::int64_t min_cp = 1;
-    while (min_cp * 2 <= gpus && random() % 3 == 0) min_cp *= 2;
-    // The largest power of two <= G: lengths up to what it holds keep
-    // cp_min(len) <= G.
-    std::int64_t widest = 1;
-    while (widest * 2 <= gpus) widest *= 2;
-    const auto longest = static_cast<std::uint64_t>(mslpr * widest);
-    const int count = 1 + static_cast<int>(random() % 6);
-    std::vector<Sample> samples;
-    for (int i = 0; i < count; ++i) {
-      const auto len = 1 + static_cast<std::int64_t>(random() % longest);
-      samples.push_back({100 + i, len});
-    }
-    const DynamicCpOptions options = Options(gpus, mslpr, min_cp);
+    const TinyInstance instance = RandomTinyInstance(random);
+    const std::vector<Sample>& samples = instance.samples;
+    const DynamicCpOptions& options = instance.options;
+    const std::int64_t gpus = options.total_gpus;
     const absl::StatusOr<PackedMicrobatch> step =
         ReferencePackingAwareStep(samples, options);
     if (!step.ok()) {
@@ -223,19 +235,11 @@ TEST(ExhaustiveOracleTest, CappedCoreStepKeepsTheCapAndNeverBeatsTheOptimum) {
   int compared = 0;
   int with_leftovers = 0;
   for (int trial = 0; trial < 2000; ++trial) {
-    const std::int64_t gpus = 1 + static_cast<std::int64_t>(random() % 4);
-    const std::int64_t mslpr = 1 + static_cast<std::int64_t>(random() % 24);
-    std::int64_t min_cp = 1;
-    while (min_cp * 2 <= gpus && random() % 3 == 0) min_cp *= 2;
-    std::int64_t widest = 1;
-    while (widest * 2 <= gpus) widest *= 2;
-    const auto longest = static_cast<std::uint64_t>(mslpr * widest);
-    const int count = 1 + static_cast<int>(random() % 6);
-    std::vector<Sample> samples;
-    for (int i = 0; i < count; ++i) {
-      samples.push_back({100 + i, 1 + static_cast<std::int64_t>(random() % longest)});
-    }
-    DynamicCpOptions options = Options(gpus, mslpr, min_cp);
+    TinyInstance instance = RandomTinyInstance(random);
+    const std::vector<Sample>& samples = instance.samples;
+    DynamicCpOptions& options = instance.options;
+    const std::int64_t gpus = options.total_gpus;
+    const auto count = static_cast<std::int64_t>(samples.size());
     options.max_num_seqs = random() % 4 == 0 ? count : 1 + static_cast<std::int64_t>(random() % 3);
     const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep(samples, options);
     if (!step.ok()) {

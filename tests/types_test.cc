@@ -35,6 +35,9 @@ TEST(DynamicCpOptionsTest, EachMemberTakesPartInEquality) {
   EXPECT_NE(base, other);
   other.vpp_group.reset();
   EXPECT_NE(base, other);
+  other = base;
+  other.max_num_seqs = 3;
+  EXPECT_NE(base, other);
 }
 
 TEST(DynamicCpProblemTest, EqualWhenSamplesAndOptionsAreEqual) {
