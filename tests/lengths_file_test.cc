@@ -1,5 +1,7 @@
 #include "io/lengths_file.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -8,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/types.h"
 #include "gtest/gtest.h"
 
@@ -153,8 +156,9 @@ TEST(FormatLengthsFileTest, RoundTripsNoSamples) {
 }
 
 TEST(ReadLengthsFileTest, ReadsAFileAndPrefixesErrorsWithItsPath) {
-  const std::string path =
-      ::testing::TempDir() + "/lengths_file_test_lengths.txt";
+  // Named after the process: the mutation runner runs two copies at once.
+  const std::string path = absl::StrCat(::testing::TempDir(), "/lengths_file_test_",
+                                        getpid(), "_lengths.txt");
   {
     std::ofstream file(path);
     file << "10\n20\n";
