@@ -17,22 +17,12 @@
 namespace dcpsched {
 namespace {
 
-// Microbatches the batch needs at least: ceil(tokens / (G * mslpr)).
-std::int64_t MicrobatchLowerBound(const SchedulingProblem& problem) {
-  std::int64_t tokens = 0;
-  for (const Sample& sample : problem.samples) tokens += sample.len;
-  const std::int64_t per_microbatch =
-      problem.parameters.total_gpus() * problem.parameters.max_seq_len_per_rank;
-  return (tokens + per_microbatch - 1) / per_microbatch;
-}
-
-// Why "auto" leaves legacy out, or "" to run it.
+// Why "auto" leaves legacy out, or "" to run it: the estimate of its cost
+// counts the chosen scheduler's microbatches.
 std::string WhyLegacyIsSkipped(const SchedulingProblem& problem,
                                const ScheduleRun& chosen) {
-  const std::int64_t microbatches =
-      chosen.status.ok() && chosen.skipped.empty()
-          ? static_cast<std::int64_t>(chosen.schedule.microbatches.size())
-          : MicrobatchLowerBound(problem);
+  const auto microbatches =
+      static_cast<std::int64_t>(chosen.schedule.microbatches.size());
   const auto samples = static_cast<std::int64_t>(problem.samples.size());
   if (samples > kMaxAutoLegacyCost / std::max<std::int64_t>(microbatches, 1)) {
     return absl::StrCat(

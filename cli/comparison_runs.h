@@ -36,7 +36,7 @@ struct Comparison {
 absl::StatusOr<Comparison> ParseComparison(const std::string& compare);
 
 // The runs of `comparison` on `problem`, reusing `chosen` (the chosen
-// scheduler's run) where it is listed.
+// scheduler's run, which succeeded) where it is listed.
 std::vector<ScheduleRun> ComparisonRuns(const Comparison& comparison,
                                         const SchedulingProblem& problem,
                                         const ScheduleRun& chosen);

@@ -75,26 +75,25 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
     err << "dcpsched: " << comparison.status().message() << "\n";
     return kExitUsage;
   }
-  const ScheduleRun chosen_run_value = RunScheduler(*chosen, problem);
-  const ScheduleRun* chosen_run = &chosen_run_value;
-  if (!chosen_run->status.ok()) {
+  const ScheduleRun chosen_run = RunScheduler(*chosen, problem);
+  if (!chosen_run.status.ok()) {
     err << "dcpsched: " << SchedulerName(*chosen)
-        << " cannot schedule this batch: " << chosen_run->status.message()
+        << " cannot schedule this batch: " << chosen_run.status.message()
         << "\n";
     return kExitUsage;
   }
   if (!svg_file_.empty()) {
     if (const int written =
-            WriteScheduleSvg(svg_file_, problem, *chosen_run, err);
+            WriteScheduleSvg(svg_file_, problem, chosen_run, err);
         written != kExitSuccess) {
       return written;
     }
   }
   if (format_ == "json" && !compact_) {
-    const std::int64_t values = PerRankJsonValues(chosen_run->schedule);
+    const std::int64_t values = PerRankJsonValues(chosen_run.schedule);
     if (values > kMaxPerRankJsonValues) {
       err << "dcpsched: the per-rank JSON of this schedule would hold "
-          << values << " values (" << chosen_run->schedule.microbatches.size()
+          << values << " values (" << chosen_run.schedule.microbatches.size()
           << " microbatches x G = " << problem.parameters.total_gpus()
           << " ranks), more than the " << kMaxPerRankJsonValues
           << " dcpsched writes; add --compact for the compact form, which "
@@ -104,11 +103,11 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
   }
   if (format_ == "json") {
     out << FormatScheduleRunJson(
-        problem, *chosen_run,
+        problem, chosen_run,
         compact_ ? ScheduleForm::kCompact : ScheduleForm::kPerRank);
   } else {
-    out << FormatReport(problem, *chosen_run,
-                        ComparisonRuns(*comparison, problem, *chosen_run));
+    out << FormatReport(problem, chosen_run,
+                        ComparisonRuns(*comparison, problem, chosen_run));
   }
   return FinishOutput(out, err, kExitSuccess);
 }
