@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -32,8 +36,8 @@ constexpr double kPixelsPerRank = 40.0;
 constexpr double kRowHeight = 40.0;
 constexpr double kRowGap = 8.0;
 constexpr double kLegendY = 76.0;      // top of the legend swatches
-constexpr double kRanksAxisY = 128.0;  // baseline of the rank labels
-constexpr double kFirstRowY = 138.0;
+constexpr double kRanksAxisY = 146.0;  // baseline of the rank labels
+constexpr double kFirstRowY = 156.0;
 constexpr double kMinLabelledGroupWidth = 30.0;
 constexpr std::size_t kIdsInTooltip = 12;
 
@@ -129,19 +133,85 @@ std::vector<double> MicrobatchCaps(const SchedulingProblem& problem,
   return caps;
 }
 
-// How many microbatches to draw within the options' limits.
+// How many microbatches to draw within the options' limits. Bands have at
+// most one box per CP size, so only group boxes count against max_groups.
 std::size_t DrawnCount(const ScheduleQuality& quality,
-                       const SvgOptions& options) {
+                       const SvgOptions& options, bool banded) {
   const std::size_t limit = static_cast<std::size_t>(
       std::max<std::int64_t>(options.max_microbatches, 0));
   std::size_t drawn = 0;
   std::int64_t groups = 0;
   for (const MicrobatchLoad& load : quality.microbatches) {
-    groups += static_cast<std::int64_t>(load.groups.size());
+    if (!banded) groups += static_cast<std::int64_t>(load.groups.size());
     if (drawn == limit || groups > options.max_groups) break;
     ++drawn;
   }
   return drawn;
+}
+
+// The CP groups of one size in one microbatch, gathered (empty groups form
+// their own band, with cp_size 0).
+struct Band {
+  std::int64_t cp_size = 0;
+  std::int64_t ranks = 0;
+  std::int64_t ids = 0;
+  // (work per rank, ranks) of each group, busiest first.
+  std::vector<std::pair<double, std::int64_t>> groups;
+  double min_work = 0.0;
+  double max_work = 0.0;
+  double mean_work = 0.0;  // per rank
+};
+
+// The bands of `load`: largest CP size first, the empty band last.
+std::vector<Band> Bands(const MicrobatchLoad& load) {
+  std::map<std::int64_t, Band, std::greater<>> by_size;
+  for (const CpGroupLoad& group : load.groups) {
+    const std::int64_t key = group.ids.empty() ? 0 : group.size;
+    Band& band = by_size[key];
+    band.cp_size = key;
+    band.ranks += group.size;
+    band.ids += static_cast<std::int64_t>(group.ids.size());
+    band.groups.emplace_back(group.work_per_rank, group.size);
+  }
+  std::vector<Band> bands;
+  bands.reserve(by_size.size());
+  for (auto& [size, band] : by_size) {
+    std::sort(band.groups.begin(), band.groups.end(), std::greater<>());
+    double total = 0.0;
+    for (const auto& [work, ranks] : band.groups) {
+      total += work * static_cast<double>(ranks);
+    }
+    band.max_work = band.groups.front().first;
+    band.min_work = band.groups.back().first;
+    band.mean_work = total / static_cast<double>(band.ranks);
+    bands.push_back(std::move(band));
+  }
+  return bands;
+}
+
+// The work per rank of `band` averaged over `columns` equal runs of its
+// ranks (its groups busiest first): the outline of its profile.
+std::vector<double> BandProfile(const Band& band, std::int64_t columns) {
+  std::vector<double> profile;
+  profile.reserve(static_cast<std::size_t>(columns));
+  std::size_t group = 0;
+  std::int64_t left_in_group = band.groups.front().second;
+  for (std::int64_t c = 0; c < columns; ++c) {
+    const std::int64_t begin = c * band.ranks / columns;
+    const std::int64_t end = (c + 1) * band.ranks / columns;
+    double sum = 0.0;
+    for (std::int64_t need = end - begin; need > 0;) {
+      const std::int64_t take = std::min(need, left_in_group);
+      sum += band.groups[group].first * static_cast<double>(take);
+      need -= take;
+      left_in_group -= take;
+      if (left_in_group == 0 && group + 1 < band.groups.size()) {
+        left_in_group = band.groups[++group].second;
+      }
+    }
+    profile.push_back(sum / static_cast<double>(end - begin));
+  }
+  return profile;
 }
 
 // Ranks across the picture: the schedule's width (G), else the problem's.
@@ -160,10 +230,15 @@ class SvgPainter {
       : problem_(problem),
         run_(run),
         total_gpus_(DrawnWidth(problem, run)),
+        banded_(total_gpus_ >= options.band_min_gpus),
         plot_width_(std::clamp(static_cast<double>(total_gpus_) * kPixelsPerRank,
                                kMinPlotWidth, kMaxPlotWidth)),
         rank_width_(plot_width_ / static_cast<double>(total_gpus_)),
-        drawn_(run.status.ok() ? DrawnCount(run.quality, options) : 0) {}
+        drawn_(run.status.ok() ? DrawnCount(run.quality, options, banded_)
+                               : 0),
+        caps_(run.status.ok() ? MicrobatchCaps(problem, run.schedule)
+                              : std::vector<double>()),
+        scale_(CommonScale()) {}
 
   std::string Paint() && {
     const double width = kMarginLeft + plot_width_ + kMarginRight;
@@ -177,7 +252,9 @@ class SvgPainter {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"",
         Num(width), "\" height=\"", Num(height), "\" viewBox=\"0 0 ",
         Num(width), " ", Num(height),
-        "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n");
+        "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\"",
+        " data-layout=\"", banded_ ? "bands" : "groups", "\" data-scale=\"",
+        absl::StrFormat("%.6g", scale_), "\">\n");
     absl::StrAppend(&svg_, "<title>", EscapeXml(TitleText()), "</title>\n");
     absl::StrAppend(&svg_, Defs());
     absl::StrAppend(&svg_, Rect("background", 0, 0, width, height,
@@ -185,24 +262,19 @@ class SvgPainter {
     absl::StrAppend(&svg_, Text(12, 24, "title",
                                 " font-size=\"16\" font-weight=\"bold\"",
                                 TitleText()));
+    absl::StrAppend(&svg_, Text(12, 44, "subtitle", "", SubtitleText()));
+    absl::StrAppend(&svg_, Text(12, 60, "subtitle", "",
+                                problem_.workload_description));
     if (!run_.status.ok()) {
-      absl::StrAppend(&svg_, Text(12, 44, "subtitle", "", SubtitleText()));
-      absl::StrAppend(&svg_, Text(12, 60, "subtitle", "",
-                                  problem_.workload_description));
       absl::StrAppend(&svg_, Text(12, 84, "error", " fill=\"#b00020\"",
                                   absl::StrCat("error: ",
                                                run_.status.message())));
       absl::StrAppend(&svg_, "</svg>\n");
       return std::move(svg_);
     }
-    absl::StrAppend(&svg_, Text(12, 44, "subtitle", "", SubtitleText()));
-    absl::StrAppend(&svg_, Text(12, 60, "subtitle", "",
-                                problem_.workload_description));
     PaintLegend();
     PaintRankAxis();
-    const std::vector<double> caps =
-        MicrobatchCaps(problem_, run_.schedule);
-    for (std::size_t m = 0; m < drawn_; ++m) PaintMicrobatch(m, caps[m]);
+    for (std::size_t m = 0; m < drawn_; ++m) PaintMicrobatch(m);
     if (drawn_ < total) {
       absl::StrAppend(
           &svg_, Text(kMarginLeft, rows_bottom + 12, "note", "",
@@ -215,6 +287,16 @@ class SvgPainter {
   }
 
  private:
+  // The work a full row stands for, the same for every microbatch drawn:
+  // the largest work cap or rank work among them (1 if all are 0).
+  double CommonScale() const {
+    double scale = 0.0;
+    for (std::size_t m = 0; m < drawn_; ++m) {
+      scale = std::max({scale, caps_[m], run_.quality.microbatches[m].max_work});
+    }
+    return scale > 0.0 ? scale : 1.0;
+  }
+
   std::string TitleText() const {
     const absl::string_view name = SchedulerName(run_.scheduler);
     if (!run_.status.ok()) {
@@ -228,15 +310,29 @@ class SvgPainter {
         run_.quality.balance_efficiency);
   }
 
+  // The topology as the drawn scheduler sees it: dp_balanced runs fixed
+  // groups of cp ranks, the dynamic schedulers size groups per microbatch.
   std::string SubtitleText() const {
     const RunParameters& parameters = problem_.parameters;
-    return absl::StrCat(
-        problem_.samples.size(), " samples on G = ", parameters.total_gpus(),
-        " ranks (dp ", parameters.dp_size, " x cp ", parameters.cp_size,
-        "), max_seq_len_per_rank ", parameters.max_seq_len_per_rank,
-        ", min_cp ", parameters.min_cp_size, ", vpp ",
+    std::string text = absl::StrCat(problem_.samples.size(),
+                                    " samples on G = ",
+                                    parameters.total_gpus(), " ranks");
+    if (run_.scheduler == SchedulerKind::kDpBalanced) {
+      absl::StrAppend(&text, " as dp ", parameters.dp_size, " x cp ",
+                      parameters.cp_size, " (fixed CP groups)");
+    } else {
+      absl::StrAppend(&text, ", CP groups sized per microbatch (min_cp ",
+                      parameters.min_cp_size, ")");
+    }
+    absl::StrAppend(
+        &text, ", max_seq_len_per_rank ", parameters.max_seq_len_per_rank,
+        ", vpp ",
         parameters.vpp_group.has_value() ? absl::StrCat(*parameters.vpp_group)
                                          : "none");
+    if (parameters.max_num_seqs.has_value()) {
+      absl::StrAppend(&text, ", max_num_seqs ", *parameters.max_num_seqs);
+    }
+    return text;
   }
 
   static std::string Defs() {
@@ -249,7 +345,19 @@ class SvgPainter {
            "stroke-width=\"2\"/>\n</pattern>\n</defs>\n";
   }
 
-  // Swatches for the CP sizes used, the idle hatch and the cap line.
+  std::string HorizontalLine(absl::string_view css_class, double x1, double x2,
+                             double y) const {
+    const bool cap = css_class == "cap-line" || css_class == "legend-cap";
+    return absl::StrCat("<line class=\"", css_class, "\" x1=\"", Num(x1),
+                        "\" y1=\"", Num(y), "\" x2=\"", Num(x2), "\" y2=\"",
+                        Num(y),
+                        cap ? "\" stroke=\"#d62728\" stroke-width=\"1.5\" "
+                              "stroke-dasharray=\"4 3\"/>\n"
+                            : "\" stroke=\"#111111\" stroke-width=\"1\"/>\n");
+  }
+
+  // Swatches for the CP sizes used, the idle hatch, the cap and busiest-rank
+  // lines, and the scale every row shares.
   void PaintLegend() {
     std::set<std::int64_t> sizes;
     for (std::size_t m = 0; m < drawn_; ++m) {
@@ -275,29 +383,38 @@ class SvgPainter {
                                 " fill=\"url(#idle-hatch)\" stroke=\"#555555\""));
     absl::StrAppend(&svg_, Text(x + 18, kY + 11, "legend-label", "",
                                 "idle (waiting for the busiest rank)"));
-    x += 250.0;
-    absl::StrAppend(&svg_, "<line class=\"legend-cap\" x1=\"", Num(x),
-                    "\" y1=\"", Num(kY + 7), "\" x2=\"", Num(x + 22),
-                    "\" y2=\"", Num(kY + 7),
-                    "\" stroke=\"#d62728\" stroke-width=\"1.5\" "
-                    "stroke-dasharray=\"4 3\"/>\n");
-    absl::StrAppend(&svg_, Text(x + 26, kY + 11, "legend-label", "",
+    constexpr double kLineY = kY + 27;
+    absl::StrAppend(&svg_, HorizontalLine("legend-cap", 12, 34, kLineY));
+    absl::StrAppend(&svg_, Text(38, kLineY + 4, "legend-label", "",
                                 "work cap (tallest len x mslpr x 1.05)"));
-    absl::StrAppend(&svg_, Text(12, kY + 32, "legend-label", "",
-                                "box height = work per rank relative to the "
-                                "microbatch's cap; ranks across, "
-                                "microbatches down"));
+    absl::StrAppend(&svg_, HorizontalLine("legend-busiest", 260, 282, kLineY));
+    absl::StrAppend(&svg_,
+                    Text(286, kLineY + 4, "legend-label", "",
+                         "busiest rank: the microbatch's step on the critical "
+                         "path (its share on the right)"));
+    absl::StrAppend(
+        &svg_,
+        Text(12, kY + 48, "legend-scale", "",
+             absl::StrFormat(
+                 "one scale for every microbatch: a full row is %.4g work per "
+                 "rank; %s",
+                 scale_,
+                 banded_ ? "across, each microbatch's ranks gathered into one "
+                           "band per CP size (largest first), its groups "
+                           "busiest first"
+                         : "ranks across, microbatches down")));
     absl::StrAppend(&svg_, "</g>\n");
   }
 
   // Rank numbers above the first row: every rank when there is room, else
-  // about 16 evenly spaced ones.
+  // about 16 evenly spaced ones (counts of ranks when banded).
   void PaintRankAxis() {
     const std::int64_t step =
         rank_width_ >= 18.0 ? 1 : std::max<std::int64_t>(1, total_gpus_ / 16);
     absl::StrAppend(&svg_, "<g class=\"rank-axis\">\n");
     absl::StrAppend(&svg_, Text(kMarginLeft - 8, kRanksAxisY, "axis-label",
-                                " text-anchor=\"end\"", "rank"));
+                                " text-anchor=\"end\"",
+                                banded_ ? "ranks" : "rank"));
     for (std::int64_t rank = 0; rank < total_gpus_; rank += step) {
       const double x = kMarginLeft + (static_cast<double>(rank) + 0.5) *
                                          rank_width_;
@@ -308,41 +425,57 @@ class SvgPainter {
     absl::StrAppend(&svg_, "</g>\n");
   }
 
-  void PaintMicrobatch(std::size_t m, double cap) {
+  // The y of `work` in the row whose bottom is `bottom`.
+  double Level(double bottom, double work) const {
+    return bottom - kRowHeight * std::clamp(work / scale_, 0.0, 1.0);
+  }
+
+  void PaintMicrobatch(std::size_t m) {
     const MicrobatchLoad& load = run_.quality.microbatches[m];
+    const double cap = caps_[m];
     const double top =
         kFirstRowY + static_cast<double>(m) * (kRowHeight + kRowGap);
     const double bottom = top + kRowHeight;
-    double scale = std::max(cap, load.max_work);
-    if (!(scale > 0.0)) scale = 1.0;
-    const auto level = [&](double work) {
-      return bottom - kRowHeight * std::clamp(work / scale, 0.0, 1.0);
-    };
 
     absl::StrAppend(&svg_, "<g class=\"microbatch\" data-index=\"", m,
-                    "\">\n");
+                    "\" data-max-work=\"",
+                    absl::StrFormat("%.6g", load.max_work), "\">\n");
     absl::StrAppend(&svg_, Text(kMarginLeft - 8, top + kRowHeight / 2 + 4,
                                 "microbatch-label", " text-anchor=\"end\"",
                                 absl::StrCat("mb ", m)));
-    for (const CpGroupLoad& group : load.groups) {
-      PaintGroup(group, top, bottom, level(group.work_per_rank),
-                 level(load.max_work), cap);
+    if (banded_) {
+      double x = kMarginLeft;
+      for (const Band& band : Bands(load)) {
+        const double width = static_cast<double>(band.ranks) * rank_width_;
+        PaintBand(band, x, width, top, bottom, load.max_work, cap);
+        x += width;
+      }
+    } else {
+      for (const CpGroupLoad& group : load.groups) {
+        PaintGroup(group, top, bottom, load.max_work, cap);
+      }
     }
-    const double cap_y = level(cap);
-    absl::StrAppend(&svg_, "<line class=\"cap-line\" x1=\"", Num(kMarginLeft),
-                    "\" y1=\"", Num(cap_y), "\" x2=\"",
-                    Num(kMarginLeft + plot_width_), "\" y2=\"", Num(cap_y),
-                    "\" stroke=\"#d62728\" stroke-width=\"1.5\" "
-                    "stroke-dasharray=\"4 3\"/>\n");
+    const double right = kMarginLeft + plot_width_;
+    absl::StrAppend(&svg_, HorizontalLine("busiest-line", kMarginLeft, right,
+                                          Level(bottom, load.max_work)));
+    absl::StrAppend(&svg_, HorizontalLine("cap-line", kMarginLeft, right,
+                                          Level(bottom, cap)));
     absl::StrAppend(
-        &svg_, Text(kMarginLeft + plot_width_ + 6, top + kRowHeight / 2 + 4,
-                    "busy-label", "",
+        &svg_, Text(right + 6, top + 16, "busy-label", "",
                     absl::StrFormat("busy %.0f%%", 100.0 * BusyFraction(load))));
+    absl::StrAppend(
+        &svg_, Text(right + 6, top + 30, "path-label", "",
+                    absl::StrFormat("path %.1f%%", 100.0 * PathShare(load))));
     absl::StrAppend(&svg_, "</g>\n");
   }
 
+  static std::string WorkShareOfCap(double work, double cap) {
+    if (!(cap > 0.0)) return "";
+    return absl::StrFormat(" (%.0f%% of cap %.4g)", 100.0 * work / cap, cap);
+  }
+
   void PaintGroup(const CpGroupLoad& group, double top, double bottom,
-                  double work_y, double max_work_y, double cap) {
+                  double max_work, double cap) {
     const double x =
         kMarginLeft + static_cast<double>(group.first_rank) * rank_width_;
     const double width = static_cast<double>(group.size) * rank_width_;
@@ -356,14 +489,11 @@ class SvgPainter {
           &tooltip,
           absl::StrFormat("ids %s, %.1f tokens/rank, work/rank %.4g",
                           IdList(group.ids), group.tokens_per_rank,
-                          group.work_per_rank));
-      if (cap > 0.0) {
-        absl::StrAppend(&tooltip, absl::StrFormat(" (%.0f%% of cap %.4g)",
-                                                  100.0 * group.work_per_rank /
-                                                      cap,
-                                                  cap));
-      }
+                          group.work_per_rank),
+          WorkShareOfCap(group.work_per_rank, cap));
     }
+    const double work_y = Level(bottom, group.work_per_rank);
+    const double max_work_y = Level(bottom, max_work);
     absl::StrAppend(&svg_, "<g class=\"cp-group\" data-first-rank=\"",
                     group.first_rank, "\" data-size=\"", group.size, "\">\n");
     absl::StrAppend(&svg_, "<title>", EscapeXml(tooltip), "</title>\n");
@@ -380,10 +510,67 @@ class SvgPainter {
                     absl::StrCat(" fill=\"", empty ? "#ffffff" : CpSizeColor(group.size),
                                  "\" stroke=\"#333333\" stroke-width=\"0.5\"")));
     if (width >= kMinLabelledGroupWidth) {
-      absl::StrAppend(&svg_, Text(x + width / 2, bottom - 5, "group-label",
+      absl::StrAppend(&svg_, Text(x + width / 2, top + 12, "group-label",
                                   " text-anchor=\"middle\" font-size=\"10\"",
                                   empty ? "empty"
                                         : absl::StrCat("cp", group.size)));
+    }
+    absl::StrAppend(&svg_, "</g>\n");
+  }
+
+  // One band: an outline, the idle hatch up to the busiest rank, and the
+  // work profile of its groups (busiest first, about one step per pixel).
+  void PaintBand(const Band& band, double x, double width, double top,
+                 double bottom, double max_work, double cap) {
+    const bool empty = band.cp_size == 0;
+    std::string tooltip =
+        empty ? absl::StrCat(band.groups.size(), " empty groups on ",
+                             band.ranks, " ranks (no sample)")
+              : absl::StrFormat(
+                    "cp %d: %d groups on %d ranks, %d ids, work/rank min "
+                    "%.4g, mean %.4g, max %.4g",
+                    band.cp_size, band.groups.size(), band.ranks, band.ids,
+                    band.min_work, band.mean_work, band.max_work);
+    if (!empty) absl::StrAppend(&tooltip, WorkShareOfCap(band.max_work, cap));
+    absl::StrAppend(&svg_, "<g class=\"cp-band\" data-size=\"", band.cp_size,
+                    "\" data-ranks=\"", band.ranks, "\" data-groups=\"",
+                    band.groups.size(), "\">\n");
+    absl::StrAppend(&svg_, "<title>", EscapeXml(tooltip), "</title>\n");
+    absl::StrAppend(&svg_, Rect("band-slot", x, top, width, kRowHeight,
+                                empty ? " fill=\"#ffffff\" stroke=\"#b00020\" "
+                                        "stroke-width=\"1\""
+                                      : " fill=\"#ffffff\" stroke=\"#666666\" "
+                                        "stroke-width=\"0.75\""));
+    const double max_work_y = Level(bottom, max_work);
+    absl::StrAppend(&svg_, Rect("band-idle", x, max_work_y, width,
+                                bottom - max_work_y,
+                                " fill=\"url(#idle-hatch)\""));
+    if (!empty) {
+      const std::int64_t columns = std::clamp<std::int64_t>(
+          static_cast<std::int64_t>(std::ceil(width)), 1, band.ranks);
+      const std::vector<double> profile = BandProfile(band, columns);
+      std::string path = absl::StrCat("M", Num(x), ",", Num(bottom));
+      for (std::int64_t c = 0; c < columns; ++c) {
+        const double y = Level(bottom, profile[static_cast<std::size_t>(c)]);
+        absl::StrAppend(&path, " L", Num(x + width * static_cast<double>(c) /
+                                                static_cast<double>(columns)),
+                        ",", Num(y), " L",
+                        Num(x + width * static_cast<double>(c + 1) /
+                                    static_cast<double>(columns)),
+                        ",", Num(y));
+      }
+      absl::StrAppend(&path, " L", Num(x + width), ",", Num(bottom), " Z");
+      absl::StrAppend(&svg_, "<path class=\"band-work\" d=\"", path,
+                      "\" fill=\"", CpSizeColor(band.cp_size),
+                      "\" stroke=\"none\"/>\n");
+    }
+    if (width >= kMinLabelledGroupWidth) {
+      absl::StrAppend(&svg_,
+                      Text(x + width / 2, top + 12, "band-label",
+                           " text-anchor=\"middle\" font-size=\"10\"",
+                           empty ? "empty"
+                                 : absl::StrCat("cp", band.cp_size, " x",
+                                                band.groups.size())));
     }
     absl::StrAppend(&svg_, "</g>\n");
   }
@@ -395,12 +582,22 @@ class SvgPainter {
            static_cast<double>(load.width()) / load.max_work;
   }
 
+  // The microbatch's share of the critical path (the sum over microbatches
+  // of the busiest rank's work).
+  double PathShare(const MicrobatchLoad& load) const {
+    const double path = run_.quality.critical_path_work;
+    return path > 0.0 ? load.max_work / path : 0.0;
+  }
+
   const SchedulingProblem& problem_;
   const ScheduleRun& run_;
   const std::int64_t total_gpus_;
+  const bool banded_;
   const double plot_width_;
   const double rank_width_;
   const std::size_t drawn_;
+  const std::vector<double> caps_;
+  const double scale_;
   std::string svg_;
 };
 

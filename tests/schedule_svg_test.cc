@@ -10,14 +10,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "core/compact_schedule.h"
+#include "core/quality.h"
 #include "core/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -228,6 +233,27 @@ TEST(ScheduleSvgTest, BarHeightsAreWorkOverTheCap) {
   EXPECT_THAT(groups[1], HasSubstr("12% of cap 33.6"));
 }
 
+TEST(ScheduleSvgTest, EveryRowIsDrawnToOneScale) {
+  const SchedulingProblem problem = TinyProblem();
+
+  const std::string svg = FormatScheduleSvg(problem, TinyRun(problem));
+  const std::vector<std::string> groups = GroupElements(svg);
+
+  // The scale is microbatch 0's cap, 33.6, the largest of the two caps and
+  // two busiest ranks. Microbatch 1 (cap 16.8) puts 16 / 2 = 8 on each rank:
+  // 40*8/33.6, not a full row as on a scale of its own.
+  EXPECT_THAT(svg, HasSubstr("data-layout=\"groups\" data-scale=\"33.6\""));
+  EXPECT_THAT(svg, HasSubstr("a full row is 33.6 work per rank"));
+  ASSERT_EQ(groups.size(), 5u);
+  EXPECT_EQ(Attribute(groups[3], "group-work", "height"), "9.52");
+  EXPECT_EQ(Attribute(groups[4], "group-work", "height"), "9.52");
+  // Microbatch 1's cap line is halfway up its row (top 204, bottom 244).
+  const std::size_t second = svg.find("<g class=\"microbatch\" data-index=\"1\"");
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_EQ(Attribute(svg.substr(second), "cap-line", "y1"), "224.00");
+  EXPECT_EQ(Attribute(svg.substr(second), "busiest-line", "y1"), "234.48");
+}
+
 TEST(ScheduleSvgTest, TitleNamesTheSchedulerAndEfficiency) {
   const SchedulingProblem problem = TinyProblem();
   const ScheduleRun run = TinyRun(problem);
@@ -238,8 +264,198 @@ TEST(ScheduleSvgTest, TitleNamesTheSchedulerAndEfficiency) {
                        "legacy: 2 microbatches (lower bound 2), balance "
                        "efficiency %.4f",
                        run.quality.balance_efficiency)));
-  EXPECT_THAT(svg, HasSubstr("G = 4 ranks (dp 2 x cp 2)"));
+  EXPECT_THAT(svg, HasSubstr("G = 4 ranks, CP groups sized per microbatch"));
   EXPECT_THAT(svg, HasSubstr("hand-made batch"));
+}
+
+TEST(ScheduleSvgTest, SubtitleGivesTheTopologyTheSchedulerUses) {
+  // Only G given: dp G x cp 1 is what dp_balanced runs, not what the dynamic
+  // schedulers do.
+  SchedulingProblem problem = BenchmarkProblem(16, 1);
+  problem.parameters.cp_size_implied = true;
+  problem.parameters.max_seq_len_per_rank = 4096;
+  problem.parameters.max_num_seqs = 3;
+
+  for (const SchedulerKind scheduler :
+       {SchedulerKind::kPackingAware, SchedulerKind::kLegacy}) {
+    SchedulingProblem uncapped = problem;
+    if (scheduler == SchedulerKind::kLegacy) uncapped.parameters.max_num_seqs.reset();
+    const ScheduleRun run = RunScheduler(scheduler, uncapped);
+    ASSERT_TRUE(run.status.ok()) << run.status;
+    const std::string svg = FormatScheduleSvg(uncapped, run);
+    EXPECT_THAT(svg, HasSubstr("G = 16 ranks, CP groups sized per microbatch "
+                               "(min_cp 1)"));
+    EXPECT_THAT(svg, Not(HasSubstr("dp 16")));
+  }
+  const ScheduleRun balanced = RunScheduler(SchedulerKind::kDpBalanced, problem);
+  ASSERT_TRUE(balanced.status.ok()) << balanced.status;
+  const std::string svg = FormatScheduleSvg(problem, balanced);
+  EXPECT_THAT(svg, HasSubstr("G = 16 ranks as dp 16 x cp 1 (fixed CP groups)"));
+  EXPECT_THAT(svg, HasSubstr(", max_num_seqs 3"));
+}
+
+// G = dp ranks of cp 1, 4 samples a rank: lengths 128..4027, mslpr 1024.
+SchedulingProblem WideProblem(std::int64_t total_gpus) {
+  SchedulingProblem problem;
+  problem.workload_description = "wide batch";
+  for (std::int64_t i = 0; i < 4 * total_gpus; ++i) {
+    problem.samples.push_back(Sample{i, 128 + (i * 7919) % 3900});
+  }
+  problem.parameters.dp_size = total_gpus;
+  problem.parameters.cp_size = 1;
+  problem.parameters.cp_size_implied = true;
+  problem.parameters.max_seq_len_per_rank = 1024;
+  return problem;
+}
+
+// The text of each element that starts with `start` up to its "</g>".
+std::vector<std::string> Elements(absl::string_view svg,
+                                  absl::string_view start) {
+  std::vector<std::string> elements;
+  for (std::size_t at = svg.find(start); at != absl::string_view::npos;
+       at = svg.find(start, at + 1)) {
+    elements.emplace_back(svg.substr(at, svg.find("</g>", at) - at));
+  }
+  return elements;
+}
+
+// The text of each <g class="microbatch"> element, nested groups and all.
+std::vector<std::string> MicrobatchElements(absl::string_view svg) {
+  std::vector<std::string> rows;
+  const absl::string_view start = "<g class=\"microbatch\"";
+  for (std::size_t at = svg.find(start); at != absl::string_view::npos;) {
+    const std::size_t next = svg.find(start, at + 1);
+    rows.emplace_back(svg.substr(at, next == absl::string_view::npos
+                                         ? svg.size() - at
+                                         : next - at));
+    at = next;
+  }
+  return rows;
+}
+
+std::int64_t IntAttribute(absl::string_view element, absl::string_view name) {
+  const std::string key = absl::StrCat(" ", name, "=\"");
+  const std::size_t at = element.find(key);
+  if (at == absl::string_view::npos) return -1;
+  return std::stoll(std::string(element.substr(at + key.size())));
+}
+
+// The area under the band-work path of `band` (its points are steps, so
+// the shoelace formula is exact).
+double PathArea(absl::string_view band) {
+  const std::size_t d = band.find(" d=\"");
+  if (d == absl::string_view::npos) return -1;
+  const absl::string_view path =
+      band.substr(d + 4, band.find('"', d + 4) - d - 4);
+  std::vector<std::pair<double, double>> points;
+  for (absl::string_view token : absl::StrSplit(path, ' ')) {
+    if (token == "Z") continue;
+    token.remove_prefix(1);  // M or L
+    const std::vector<std::string> xy = absl::StrSplit(token, ',');
+    points.emplace_back(std::stod(xy[0]), std::stod(xy[1]));
+  }
+  double twice = 0.0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& [x1, y1] = points[i];
+    const auto& [x2, y2] = points[(i + 1) % points.size()];
+    twice += x1 * y2 - x2 * y1;
+  }
+  return std::abs(twice) / 2;
+}
+
+TEST(ScheduleSvgTest, WideSchedulesAreDrawnAsOneBandPerCpSize) {
+  const SchedulingProblem problem = WideProblem(4096);
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  const std::string svg = FormatScheduleSvg(problem, run);
+
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_THAT(svg, HasSubstr("data-layout=\"bands\""));
+  EXPECT_EQ(Count(svg, "class=\"cp-group\""), 0u);
+  const std::vector<std::string> rows = MicrobatchElements(svg);
+  ASSERT_EQ(rows.size(), run.quality.microbatches.size());
+  std::set<std::int64_t> sizes_used;
+  double scale = 0.0;
+  for (std::size_t m = 0; m < rows.size(); ++m) {
+    const MicrobatchLoad& load = run.quality.microbatches[m];
+    // The bands of a row, from the row's groups counted here.
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>,
+             std::greater<>> expected;  // size -> (ranks, groups)
+    for (const CpGroupLoad& group : load.groups) {
+      auto& [ranks, groups] = expected[group.ids.empty() ? 0 : group.size];
+      ranks += group.size;
+      ++groups;
+      if (!group.ids.empty()) sizes_used.insert(group.size);
+    }
+    const std::vector<std::string> bands =
+        Elements(rows[m], "<g class=\"cp-band\"");
+    ASSERT_EQ(bands.size(), expected.size()) << "microbatch " << m;
+    std::size_t b = 0;
+    for (const auto& [size, ranks_and_groups] : expected) {
+      EXPECT_EQ(IntAttribute(bands[b], "data-size"), size);
+      EXPECT_EQ(IntAttribute(bands[b], "data-ranks"), ranks_and_groups.first);
+      EXPECT_EQ(IntAttribute(bands[b], "data-groups"), ranks_and_groups.second);
+      EXPECT_EQ(Count(bands[b], "class=\"band-work\""), size == 0 ? 0u : 1u);
+      ++b;
+    }
+    EXPECT_EQ(Count(rows[m], "class=\"busiest-line\""), 1u);
+    EXPECT_EQ(Count(rows[m], "class=\"cap-line\""), 1u);
+    scale = std::max(scale, load.max_work);
+  }
+  // One legend swatch per CP size drawn; the picture stays small however
+  // many groups there are (bands hold about one step per pixel).
+  EXPECT_EQ(Count(svg, "class=\"legend-swatch\""), sizes_used.size());
+  EXPECT_THAT(svg, HasSubstr("one band per CP size"));
+  EXPECT_LT(svg.size(), 20000 + rows.size() * 80000);
+  EXPECT_GT(scale, 0.0);
+}
+
+TEST(ScheduleSvgTest, BandProfileCarriesTheBandsWork) {
+  // dp_balanced's fixed groups of 8 differ in work: the profile's area is the
+  // band's mean work per rank over its width, on the common scale.
+  SchedulingProblem problem = WideProblem(64);
+  problem.parameters.dp_size = 64;
+  problem.parameters.cp_size = 8;
+  problem.parameters.cp_size_implied = false;
+  const ScheduleRun run = RunScheduler(SchedulerKind::kDpBalanced, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  const std::string svg = FormatScheduleSvg(problem, run);
+  const std::vector<std::string> bands = Elements(svg, "<g class=\"cp-band\"");
+
+  ASSERT_EQ(bands.size(), run.quality.microbatches.size());
+  const std::size_t at = svg.find("data-scale=\"");
+  ASSERT_NE(at, std::string::npos);
+  const double row_scale = std::stod(svg.substr(at + 12));
+  for (std::size_t m = 0; m < bands.size(); ++m) {
+    const MicrobatchLoad& load = run.quality.microbatches[m];
+    const double mean = SumOverRanks(load, &CpGroupLoad::work_per_rank) /
+                        static_cast<double>(load.width());
+    const double width = std::stod(Attribute(bands[m], "band-slot", "width"));
+    EXPECT_NEAR(PathArea(bands[m]) / width * row_scale / 40.0, mean,
+                row_scale * 0.01)
+        << "microbatch " << m;
+    EXPECT_THAT(bands[m], HasSubstr(absl::StrFormat("max %.4g", load.max_work)));
+  }
+}
+
+TEST(ScheduleSvgTest, BandsStartAtTheBandThreshold) {
+  const SchedulingProblem problem = WideProblem(512);
+  const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+
+  EXPECT_THAT(FormatScheduleSvg(problem, run),
+              HasSubstr("data-layout=\"bands\""));  // the default, 512
+  SvgOptions options;
+  options.band_min_gpus = 512;
+  EXPECT_THAT(FormatScheduleSvg(problem, run, options),
+              HasSubstr("data-layout=\"bands\""));
+  options.band_min_gpus = 513;
+  const std::string svg = FormatScheduleSvg(problem, run, options);
+  EXPECT_THAT(svg, HasSubstr("data-layout=\"groups\""));
+  EXPECT_EQ(Count(svg, "class=\"cp-band\""), 0u);
+  EXPECT_GT(Count(svg, "class=\"cp-group\""), 0u);
 }
 
 TEST(ScheduleSvgTest, TextIsEscaped) {
@@ -403,6 +619,17 @@ TEST_F(RenderTest, PackingAwareScheduleRendersToPng) {
   ASSERT_TRUE(run.status.ok()) << run.status;
 
   ExpectPng(Render("packing_aware", FormatScheduleSvg(problem, run)));
+}
+
+TEST_F(RenderTest, BandedSchedulesRenderToPng) {
+  for (const std::int64_t total_gpus : {512, 4096}) {
+    const SchedulingProblem problem = WideProblem(total_gpus);
+    const ScheduleRun run = RunScheduler(SchedulerKind::kPackingAware, problem);
+    ASSERT_TRUE(run.status.ok()) << run.status;
+
+    ExpectPng(Render(absl::StrCat("bands_", total_gpus),
+                     FormatScheduleSvg(problem, run)));
+  }
 }
 
 TEST_F(RenderTest, WideFallbackScheduleRendersToPng) {
