@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dcpsched needs to build and test, skipping
 # those already present. Run as root (or with sudo) on Debian 12.
+#   scripts/install_deps.sh           install what is missing
+#   scripts/install_deps.sh --check   only say what is missing (exit 1 if any)
 set -euo pipefail
+
+check_only=0
+case "${1:-}" in
+  "") ;;
+  --check) check_only=1 ;;
+  *) echo "usage: scripts/install_deps.sh [--check]" >&2; exit 2 ;;
+esac
 
 packages=(
   cmake ninja-build g++ pkg-config
@@ -33,6 +42,11 @@ done
 if ((${#missing[@]} == 0)); then
   echo "install_deps: all ${#packages[@]} packages present"
   exit 0
+fi
+
+if ((check_only)); then
+  echo "install_deps: missing ${missing[*]}" >&2
+  exit 1
 fi
 
 echo "install_deps: installing ${missing[*]}"
