@@ -42,6 +42,7 @@
 #include "core/types.h"
 #include "io/json_document.h"
 #include "io/json_value.h"
+#include "io/input_text.h"
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
@@ -55,7 +56,7 @@ using Json = nlohmann::json;
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(
-      absl::StrCat("golden case field \"", field, "\": ", what));
+      absl::StrCat("golden case field \"", EscapedInput(field), "\": ", what));
 }
 
 
@@ -154,7 +155,7 @@ absl::StatusOr<std::string> EnumMember(
   absl::StatusOr<std::string> value = StringMember(object, "", key);
   if (!value.ok()) return value.status();
   if (std::find(allowed.begin(), allowed.end(), *value) == allowed.end()) {
-    return FieldError(key, absl::StrCat("\"", *value, "\" is not one of ",
+    return FieldError(key, absl::StrCat(QuotedInput(*value), " is not one of ",
                                         absl::StrJoin(allowed, ", ")));
   }
   return value;
@@ -326,8 +327,8 @@ absl::Status ReadProblem(const Json& line, GoldenCase& golden_case) {
   if (golden_case.kind == "step" && golden_case.scheduler != "packing_aware") {
     return FieldError(
         "scheduler",
-        absl::StrCat("kind \"step\" needs \"packing_aware\", not \"",
-                     golden_case.scheduler, "\""));
+        absl::StrCat("kind \"step\" needs \"packing_aware\", not ",
+                     QuotedInput(golden_case.scheduler)));
   }
 
   const std::pair<absl::string_view, std::int64_t*> int_fields[] = {
@@ -555,7 +556,7 @@ absl::StatusOr<Schedule> RunSchedule(const GoldenCase& golden_case) {
     return ScheduleDpBalanced(lens, DpBalancedOptionsOf(golden_case));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown scheduler \"", golden_case.scheduler, "\""));
+      absl::StrCat("unknown scheduler ", QuotedInput(golden_case.scheduler)));
 }
 
 // The verdict on a run that the golden case says must succeed (`expected`
@@ -614,8 +615,8 @@ absl::Status CheckGoldenCase(const GoldenCase& golden_case) {
   if (golden_case.kind == "step") {
     if (golden_case.scheduler != "packing_aware") {
       return absl::InvalidArgumentError(absl::StrCat(
-          "kind \"step\" needs scheduler \"packing_aware\", not \"",
-          golden_case.scheduler, "\""));
+          "kind \"step\" needs scheduler \"packing_aware\", not ",
+          QuotedInput(golden_case.scheduler)));
     }
     const absl::StatusOr<PackedMicrobatch> actual =
         PackingAwareStep(golden_case.samples, DynamicCpOptionsOf(golden_case));
@@ -636,7 +637,7 @@ absl::Status CheckGoldenCase(const GoldenCase& golden_case) {
                  });
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown kind \"", golden_case.kind, "\""));
+      absl::StrCat("unknown kind ", QuotedInput(golden_case.kind)));
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "io/input_text.h"
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
@@ -51,7 +52,7 @@ class RepeatedKeyFinder : public nlohmann::json_sax<Json> {
   bool key(string_t& key) override {
     if (containers_.back()->insert(key).second) return true;
     error = absl::InvalidArgumentError(absl::StrCat(
-        "key \"", absl::CHexEscape(key),
+        "key \"", EscapedInput(key),
         "\" appears twice in one object; write each key once"));
     return false;
   }
@@ -70,7 +71,7 @@ class RepeatedKeyFinder : public nlohmann::json_sax<Json> {
   bool parse_error(std::size_t, const std::string&,
                    const nlohmann::detail::exception& exception) override {
     error = absl::InvalidArgumentError(
-        absl::StrCat("not valid JSON: ", WithoutExceptionTag(exception.what())));
+        absl::StrCat("not valid JSON: ", EscapedInput(WithoutExceptionTag(exception.what()))));
     return false;
   }
 
@@ -89,7 +90,7 @@ absl::StatusOr<Json> ParseJsonDocument(absl::string_view text) {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::exception& exception) {
     return absl::InvalidArgumentError(
-        absl::StrCat("not valid JSON: ", WithoutExceptionTag(exception.what())));
+        absl::StrCat("not valid JSON: ", EscapedInput(WithoutExceptionTag(exception.what()))));
   }
 }
 

@@ -18,19 +18,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "core/types.h"
 #include "core/validate.h"
+#include "io/input_text.h"
 
 namespace dcpsched {
 namespace {
-
-// A UTF-8 byte-order mark, which some editors write at a file's start.
-constexpr absl::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 // The two line forms of a lengths file.
 enum class LineForm { kLength, kIdAndLength };
@@ -49,15 +46,6 @@ absl::string_view TrimBlanks(absl::string_view text) {
 // The line without its comment and surrounding blanks.
 absl::string_view ContentOf(absl::string_view line) {
   return TrimBlanks(line.substr(0, line.find('#')));
-}
-
-// Quotes `text` for an error message, shortened if it is long, with every
-// byte that is not printable ASCII escaped (\t, \x01, ...): no raw input
-// byte reaches the terminal.
-std::string Quoted(absl::string_view text) {
-  constexpr std::size_t kMaxShown = 40;
-  if (text.size() <= kMaxShown) return absl::StrCat("\"", absl::CHexEscape(text), "\"");
-  return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxShown)), "...\"");
 }
 
 absl::Status LineError(std::size_t line_number, absl::string_view message) {
@@ -79,21 +67,21 @@ absl::StatusOr<std::int64_t> ParseInteger(absl::string_view field,
   const auto [stop, error] = std::from_chars(field.data(), end, value);
   if (error == std::errc::result_out_of_range) {
     return LineError(line_number,
-                     absl::StrCat("the ", field_name, " ", Quoted(field),
+                     absl::StrCat("the ", field_name, " ", QuotedInput(field),
                                   " does not fit in a signed 64-bit integer"));
   }
   if (error != std::errc()) {
     return LineError(
         line_number,
-        absl::StrCat("the ", field_name, " ", Quoted(field),
+        absl::StrCat("the ", field_name, " ", QuotedInput(field),
                      " is not a number; write a decimal integer such as 1024"));
   }
   if (stop != end) {
     return LineError(
         line_number,
-        absl::StrCat("the ", field_name, " ", Quoted(field),
+        absl::StrCat("the ", field_name, " ", QuotedInput(field),
                      " has unexpected characters ",
-                     Quoted(absl::string_view(
+                     QuotedInput(absl::string_view(
                          stop, static_cast<std::size_t>(end - stop))),
                      " after the number; write a whole decimal integer "
                      "(fields are separated by one comma, comments start "
@@ -130,7 +118,7 @@ class LengthsFileParser {
     const std::vector<absl::string_view> fields = absl::StrSplit(content, ',');
     if (fields.size() > 2) {
       return LineError(line_number,
-                       absl::StrCat(Quoted(content), " has ", fields.size(),
+                       absl::StrCat(QuotedInput(content), " has ", fields.size(),
                                     " comma-separated fields; write `len` or "
                                     "`id,len`"));
     }
@@ -204,7 +192,7 @@ absl::StatusOr<std::vector<Sample>> ParseLengthsFile(
     absl::string_view contents) {
   LengthsFileParser parser;
   std::size_t line_number = 0;
-  absl::ConsumePrefix(&contents, kUtf8ByteOrderMark);
+  contents = WithoutByteOrderMark(contents);
   for (const absl::string_view line : absl::StrSplit(contents, '\n')) {
     ++line_number;
     if (line.find('\0') != absl::string_view::npos) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "io/input_text.h"
 
 namespace dcpsched {
 namespace {
@@ -19,7 +20,8 @@ absl::StatusOr<std::int64_t> ParseInteger(absl::string_view field,
   std::int64_t value = 0;
   if (!absl::SimpleAtoi(text, &value)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "problem text: ", field, " is '", text, "', not a 64-bit integer"));
+        "problem text: ", field, " is ", QuotedInput(text),
+        ", not a 64-bit integer"));
   }
   return value;
 }
@@ -31,7 +33,8 @@ absl::StatusOr<std::vector<Sample>> ParseSamples(absl::string_view text) {
     const std::vector<absl::string_view> parts = absl::StrSplit(item, ':');
     if (parts.size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "problem text: sample '", item, "' is not of the form id:len"));
+          "problem text: sample ", QuotedInput(item),
+          " is not of the form id:len"));
     }
     absl::StatusOr<std::int64_t> id = ParseInteger("sample id", parts[0]);
     if (!id.ok()) return id.status();
@@ -59,21 +62,27 @@ std::string FormatProblem(const DynamicCpProblem& problem) {
 }
 
 absl::StatusOr<DynamicCpProblem> ParseProblem(absl::string_view text) {
+  if (text.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        "problem text: holds a NUL byte; a problem line is text");
+  }
   DynamicCpProblem problem;
   absl::flat_hash_set<std::string> seen;
   for (const absl::string_view field :
-       absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+       absl::StrSplit(WithoutByteOrderMark(text), absl::ByAnyChar(" \t\r\n"),
+                      absl::SkipEmpty())) {
     const std::vector<absl::string_view> key_value =
         absl::StrSplit(field, absl::MaxSplits('=', 1));
     if (key_value.size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "problem text: '", field, "' is not of the form key=value"));
+          "problem text: ", QuotedInput(field),
+          " is not of the form key=value"));
     }
     const absl::string_view key = key_value[0];
     const absl::string_view value = key_value[1];
     if (!seen.insert(std::string(key)).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("problem text: '", key, "' is given twice"));
+          absl::StrCat("problem text: ", QuotedInput(key), " is given twice"));
     }
     if (key == "samples") {
       absl::StatusOr<std::vector<Sample>> samples = ParseSamples(value);
@@ -96,8 +105,8 @@ absl::StatusOr<DynamicCpProblem> ParseProblem(absl::string_view text) {
       problem.options.max_num_seqs = *number;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "problem text: unknown field '", key,
-          "'; the fields are G, mslpr, min_cp, vpp, max_num_seqs and samples"));
+          "problem text: unknown field ", QuotedInput(key),
+          "; the fields are G, mslpr, min_cp, vpp, max_num_seqs and samples"));
     }
   }
   for (const char* required : {"G", "mslpr", "samples"}) {

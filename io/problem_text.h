@@ -27,9 +27,12 @@ namespace dcpsched {
 // The one-line form of `problem`; ParseProblem(FormatProblem(p)) == p.
 std::string FormatProblem(const DynamicCpProblem& problem);
 
-// Parses the one-line form. InvalidArgument naming the field that is missing,
-// repeated, unknown or not an integer. The values are not checked against
-// the scheduler's limits (see core/validate.h).
+// Parses the one-line form. Its bytes are read as io/input_text.h says: a
+// leading byte-order mark is dropped, fields are separated by spaces, tabs,
+// CR or LF, and a NUL byte is an error. InvalidArgument naming the field
+// that is missing, repeated, unknown or not an integer (input shown
+// escaped). The values are not checked against the scheduler's limits (see
+// core/validate.h).
 absl::StatusOr<DynamicCpProblem> ParseProblem(absl::string_view text);
 
 }  // namespace dcpsched

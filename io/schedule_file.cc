@@ -33,6 +33,7 @@
 #include "io/json_document.h"
 #include "io/json_value.h"
 #include "io/schedule_json.h"
+#include "io/input_text.h"
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
@@ -50,7 +51,7 @@ constexpr absl::string_view kScheduleFileKeys[] = {
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(
-      absl::StrCat("field \"", field, "\": ", what));
+      absl::StrCat("field \"", EscapedInput(field), "\": ", what));
 }
 
 
@@ -464,7 +465,7 @@ absl::StatusOr<ScheduleFile> ReadDocument(const Json& document) {
     file = ReadRunForm(document, ScheduleForm::kCompact);
   } else {
     return FieldError(
-        "format", absl::StrCat("unknown format \"", *format, "\"; use \"",
+        "format", absl::StrCat("unknown format ", QuotedInput(*format), "; use \"",
                                kScheduleFileFormat, "\", \"", kScheduleRunFormat,
                                "\" or \"", kCompactScheduleRunFormat, "\"",
                                kSeeDocs));

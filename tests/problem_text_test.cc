@@ -107,18 +107,18 @@ TEST(ProblemTextTest, RejectsMalformedText) {
   expect_invalid("mslpr=1 samples=", "field 'G' is missing");
   expect_invalid("G=1 samples=", "field 'mslpr' is missing");
   expect_invalid("G=1 mslpr=1", "field 'samples' is missing");
-  expect_invalid("G=x mslpr=1 samples=", "G is 'x', not a 64-bit integer");
-  expect_invalid("G=1 G=2 mslpr=1 samples=", "'G' is given twice");
-  expect_invalid("G=1 mslpr=1 tp=2 samples=", "unknown field 'tp'");
+  expect_invalid("G=x mslpr=1 samples=", "G is \"x\", not a 64-bit integer");
+  expect_invalid("G=1 G=2 mslpr=1 samples=", "\"G\" is given twice");
+  expect_invalid("G=1 mslpr=1 tp=2 samples=", "unknown field \"tp\"");
   expect_invalid("G=1 mslpr=1 samples=1:2:3", "not of the form id:len");
   expect_invalid("G=1 mslpr=1 samples=1:99999999999999999999", "sample len");
   expect_invalid("G=1 mslpr", "not of the form key=value");
-  expect_invalid("G=1 mslpr=1 max_num_seqs= samples=", "max_num_seqs is '', not a 64-bit integer");
-  expect_invalid("G=1 mslpr=1 max_num_seqs=two samples=", "max_num_seqs is 'two'");
-  expect_invalid("G=1 mslpr=1 max_num_seqs=1.5 samples=", "max_num_seqs is '1.5'");
+  expect_invalid("G=1 mslpr=1 max_num_seqs= samples=", "max_num_seqs is \"\", not a 64-bit integer");
+  expect_invalid("G=1 mslpr=1 max_num_seqs=two samples=", "max_num_seqs is \"two\"");
+  expect_invalid("G=1 mslpr=1 max_num_seqs=1.5 samples=", "max_num_seqs is \"1.5\"");
   expect_invalid("G=1 mslpr=1 max_num_seqs=9223372036854775808 samples=", "max_num_seqs");
   expect_invalid("G=1 mslpr=1 max_num_seqs=1 max_num_seqs=2 samples=",
-                 "'max_num_seqs' is given twice");
+                 "\"max_num_seqs\" is given twice");
 }
 
 }  // namespace
