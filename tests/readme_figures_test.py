@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""The figures the README quotes from committed files match those files.
+"""The figures the README and docs/ quote from committed files match them.
 
     tests/readme_figures_test.py SOURCE_DIR
 
 Each check reads one figure where it is made (the digest's total line, the
-golden files, the mutation report's score line) and the place in README.md
-that quotes it; a stale quote fails. Closes with "N passed, M failed".
+golden files, a mutation report's score line) and the place in README.md or
+docs/ that quotes it; a stale quote fails. Closes with "N passed, M failed".
 """
 
 import pathlib
@@ -28,27 +28,47 @@ def generated_mutants(root):
     return int(re.search(r"^mutation score: .*?, (\d+) generated\)$", text, re.M).group(1))
 
 
-# (what, the figure from its source, the README pattern whose group 1 quotes it)
+def score_line(report):
+    """The score of a mutation report: 'K of N non-equivalent mutants killed'."""
+    def read(root):
+        text = (root / "mutation" / report).read_text()
+        match = re.search(r"^mutation score: (\d+ of \d+) non-equivalent", text, re.M)
+        return match.group(1)
+    return read
+
+
+# (what, the figure from its source, the page, the pattern whose group 1
+# quotes it there)
 CHECKS = [
-    ("schedule digest problems", digest_problems, r"corpora decode to \((\d+) problems"),
-    ("golden cases", golden_cases, r"\| golden vectors \|[^|]*\| all (\d+) upstream cases"),
-    ("generated mutants in mutation/results.md", generated_mutants,
+    ("schedule digest problems", digest_problems, "README.md",
+     r"corpora decode to \((\d+) problems"),
+    ("golden cases", golden_cases, "README.md",
+     r"\| golden vectors \|[^|]*\| all (\d+) upstream cases"),
+    ("generated mutants in mutation/results.md", generated_mutants, "README.md",
      r"every operator mutant of `core/` \((\d+) on the compact core"),
+    ("score of mutation/results.md", score_line("results.md"), "docs/mutation.md",
+     r"printed \*\*(\d+ of \d+) non-equivalent mutants killed"),
+    ("score of mutation/results-max-num-seqs.md", score_line("results-max-num-seqs.md"),
+     "docs/mutation.md", r"every layer but fuzz: \*\*(\d+ of \d+) non-equivalent"),
+    ("score of mutation/results-max-num-seqs-no-unit.md",
+     score_line("results-max-num-seqs-no-unit.md"), "docs/mutation.md",
+     r"no golden vector:\s+\*\*(\d+ of \d+) killed"),
+    ("score of mutation/results-sample.md", score_line("results-sample.md"),
+     "docs/mutation.md", r"`mutation score: (\d+ of \d+) non-equivalent mutants killed without golden"),
 ]
 
 
 def main(argv):
     root = pathlib.Path(argv[1])
-    readme = (root / "README.md").read_text()
     passed = failed = 0
-    for what, source, pattern in CHECKS:
-        actual = source(root)
-        quoted = re.search(pattern, readme)
+    for what, source, page, pattern in CHECKS:
+        actual = str(source(root))
+        quoted = re.search(pattern, (root / page).read_text())
         if quoted is None:
-            print(f"FAIL {what}: README.md no longer quotes it (pattern {pattern!r})")
+            print(f"FAIL {what}: {page} no longer quotes it (pattern {pattern!r})")
             failed += 1
-        elif int(quoted.group(1)) != actual:
-            print(f"FAIL {what}: README.md says {quoted.group(1)}, the source says {actual}")
+        elif quoted.group(1) != actual:
+            print(f"FAIL {what}: {page} says {quoted.group(1)}, the source says {actual}")
             failed += 1
         else:
             print(f"ok   {what}: {actual}")
