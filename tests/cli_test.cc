@@ -519,8 +519,8 @@ TEST(CliTest, VerifyMalformedJsonIsExitTwoWithTheReason) {
   const CliResult result = RunCli({"verify", path});
 
   EXPECT_EQ(result.exit_code, 2);
-  ExpectOneErrorLine(result, absl::StrCat(path, ": not valid JSON: parse "
-                                                "error at line 3"));
+  ExpectOneErrorLine(result, absl::StrCat(path, ": not valid JSON: the text "
+                                                "ends at line 3"));
   EXPECT_EQ(result.out, "");
   std::remove(path.c_str());
 }

@@ -129,9 +129,10 @@ std::vector<Reader> Readers() {
        "{\n \"format\": \"dcpsched.schedule.v1\",\n \"total_gpus\": 2,\n"
        " \"max_seq_len_per_rank\": 2048,\n \"samples\": [[0, 128], [1, 300]],\n"
        " \"groups\": [[[1, 0], [1, 0]]]\n}\n",
-       "{\"format\": \"dcpsched.schedule.v1\", \"x\xc3\xa9\x01\": 1}\n"},
+       // A key that decodes to raw bytes (JSON escapes them).
+       "{\"format\": \"dcpsched.schedule.v1\", \"x\\u00e9\\u0001\": 1}\n"},
       {"golden file", ReadGoldenText, golden_line,
-       "{\"name\":\"t\",\"kind\":\"sch\xc3\xa9\x01\"}\n"},
+       "{\"name\":\"t\",\"kind\":\"sch\\u00e9\\u0001\"}\n"},
   };
 }
 
