@@ -12,7 +12,11 @@ What it reads, in README.md, */README.md and docs/*.md:
     output and error together; its exit status is not checked, as `verify`
     exits 1 on a violation);
   - a ``` block right after `<!-- docs-test: output-of: COMMAND -->` is the
-    expected output of COMMAND.
+    expected output of COMMAND;
+  - a ```python block runs as a program with the built module on its path
+    and must exit 0 (a fragment that needs your training loop's variables
+    says so with a skip).
+(Whole C++ programs are built and run as ctest doc_example_*.)
 In expected output a line `...` stands for any lines. Just before a block,
 an HTML comment (invisible on the rendered page) may say
   <!-- docs-test: skip: REASON -->    the block is not run, and why;
@@ -77,7 +81,7 @@ def blocks(root):
             session = language == "" and any(
                 line.startswith("$ ") for line in body.splitlines())
             output_of = any(name == "output-of" for name, _ in directives)
-            if language == "sh" or session or output_of:
+            if language in ("sh", "python") or session or output_of:
                 line = text.count("\n", 0, match.start()) + 1
                 yield Block(page.relative_to(root), line, language, body,
                             directives)
@@ -218,6 +222,16 @@ def run_sh(sandbox, block, patterns):
     return problems
 
 
+def run_python(sandbox, block):
+    script = sandbox.path / "doc_program.py"
+    script.write_text(block.body)
+    status, _, err = sandbox.run(
+        f"PYTHONPATH=build/python /usr/bin/python3 {script.name}")
+    if status != 0:
+        return [f"the program exited {status}:\n{err[-2000:]}"]
+    return []
+
+
 def run_session(sandbox, block, patterns):
     problems, command, expected = [], None, []
 
@@ -278,6 +292,8 @@ def main(argv):
                 problems.append(problem)
         elif block.language == "sh":
             problems += run_sh(sandbox, block, patterns)
+        elif block.language == "python":
+            problems += run_python(sandbox, block)
         else:
             problems += run_session(sandbox, block, patterns)
         if problems:
