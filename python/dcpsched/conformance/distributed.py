@@ -219,7 +219,7 @@ def _report(cases, results, world, elapsed, out, closing_suffix) -> int:
     closing = CLOSING.format(cases=len(cases), world=world, equal=counts["equal"],
                              differ=counts["differ"], both=counts["both"], compared=compared)
     checked = counts["equal"] + counts["differ"] + counts["both"]
-    if problems or checked != len(cases) or counts["equal"] == 0:
+    if problems or checked != len(cases) or counts["equal"] + counts["differ"] == 0:
         why = (f"{len(problems)} case(s) not compared" if problems else
                "no case answered on both sides")
         print(closing + NOT_CHECKED.format(why=why) + closing_suffix, file=out)
