@@ -160,6 +160,8 @@ def _load_drop_in(path):
 
 
 def main(argv):
+    """Runs this rank's cases (argv: JOB_FILE RANK); returns the exit status
+    (4: the ranks went out of step)."""
     job_file, rank = pathlib.Path(argv[0]), int(argv[1])
     job = json.loads(job_file.read_text())
     out = job_file.parent / f"{rank}.json"
