@@ -34,13 +34,17 @@
 #   asan-gcc      the default tier's asan stage built with g++ (ci-asan-gcc)
 #   digest-builds schedule_digest alone in a clang-14 release build
 #                 (ci-clang) and a g++ -O0 Debug build (ci-debug)
+#   distributed   the distributed harness's tests with W = 8 gloo processes
+#                 (python/tests/test_distributed.py, DCPSCHED_NIGHTLY_DISTRIBUTED=1),
+#                 from the release build
 #   coverage, mutation  scripts/coverage.sh and mutation/run_mutants.py, when
 #                 they exist
 #
 # Every stage runs even if an earlier one failed (a stage whose build fails
 # counts as one failure). The run ends with each stage's wall time and the
 # line "total: N passed, M failed" (ctest tests, OSS-Fuzz targets checked,
-# import checks, fuzz targets; nightly: properties, coverage, mutation), and
+# import checks, fuzz targets; nightly: properties, distributed, coverage,
+# mutation), and
 # exits 1 if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +53,7 @@ nightly=0
 case ${1:-} in
   "") ;;
   --nightly) nightly=1 ;;
-  -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
   *) echo "usage: scripts/test.sh [--nightly]" >&2; exit 2 ;;
 esac
 
@@ -247,6 +251,17 @@ properties() {
   done
 }
 
+# The distributed harness at W = 8 (the default tier's ctest runs W = 4):
+# one pass or one failure.
+distributed_w8() {
+  if DCPSCHED_NIGHTLY_DISTRIBUTED=1 PYTHONPATH=$root/ci-release/python PYTHONDONTWRITEBYTECODE=1 \
+     /usr/bin/python3 -m pytest -q -p no:cacheprovider -k w8 python/tests/test_distributed.py; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+}
+
 # Runs a tool of another issue if it is there: one pass or one failure.
 optional_tool() {
   local tool=$1
@@ -268,6 +283,7 @@ if ((nightly)); then
   stage properties properties
   stage asan-gcc asan_gcc
   stage digest-builds digest_builds
+  stage distributed distributed_w8
   stage coverage optional_tool scripts/coverage.sh
   stage mutation optional_tool mutation/run_mutants.py --out "$root/mutation-results.md"
 fi

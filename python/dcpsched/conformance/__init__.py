@@ -29,4 +29,12 @@ parameter dcpsched does not model; 2 when the checkout lacks a file or a
 function the check needs, or the command line is wrong.
 --write-golden DIR writes upstream's answers as golden vectors in the format
 of tests/golden/ (golden.py).
+
+    python3 -m dcpsched.conformance --megatron PATH --distributed W [--batches N]
+        [--drop-in FILE] [--distributed-timeout SECONDS]
+
+runs upstream's data pipeline (wrap_data_iterator, DpBalancedScheduler.run)
+on W gloo processes with upstream's scheduler and with the drop-in, and
+compares every rank's microbatches bit for bit (distributed.py and the
+modules it names); exit 3 when something did not run (NOT CHECKED).
 """

@@ -4,6 +4,7 @@ import argparse
 import collections
 import pathlib
 import sys
+import traceback
 from typing import List, Optional
 
 from dcpsched.conformance import (checks, corpus, generators, known_upstreams, shrink,
@@ -47,6 +48,21 @@ def _parser() -> argparse.ArgumentParser:
                              "-TAG to the case names (e.g. pr6479)")
     parser.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
                         help="longest upstream call before it counts as a hang (default 2)")
+    group = parser.add_argument_group(
+        "distributed", "upstream's real data pipeline (wrap_data_iterator, run) on W gloo "
+        "processes, with upstream's scheduler and with the drop-in (needs torch)")
+    group.add_argument("--distributed", type=int, metavar="W",
+                       help="run the distributed harness on W processes instead of the "
+                            "scheduling checks")
+    group.add_argument("--batches", type=int, default=40, metavar="N",
+                       help="with --distributed: global batches (cases) to run (default 40)")
+    group.add_argument("--drop-in", type=pathlib.Path, metavar="FILE",
+                       help="with --distributed: the Python file whose install_into_megatron() "
+                            "installs the drop-in (default: python/examples/megatron_drop_in.py "
+                            "of the source tree)")
+    group.add_argument("--distributed-timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="with --distributed: deadline of the whole run, and of each "
+                            "collective (default 600)")
     return parser
 
 
@@ -94,9 +110,64 @@ def _describe_upstream(up, out) -> List[str]:
     return unmodelled
 
 
+def _default_drop_in() -> Optional[pathlib.Path]:
+    """python/examples/megatron_drop_in.py of the source tree, if found."""
+    candidates = [pathlib.Path(__file__).resolve().parents[2] / "examples"]
+    try:
+        from dcpsched import _fuzz_corpus  # pylint: disable=import-outside-toplevel
+        candidates.insert(0, pathlib.Path(_fuzz_corpus.SOURCE_DIR) / "python" / "examples")
+    except ImportError:
+        pass
+    for directory in candidates:
+        if (directory / "megatron_drop_in.py").is_file():
+            return directory / "megatron_drop_in.py"
+    return None
+
+
+def _run_distributed(args, out) -> int:
+    # pylint: disable=import-outside-toplevel
+    from dcpsched.conformance import pipeline_upstream
+    if args.distributed < 2 or args.batches < 1 or args.distributed_timeout <= 0:
+        print("conformance: --distributed needs W >= 2, --batches >= 1 and a positive "
+              "--distributed-timeout", file=sys.stderr)
+        return 2
+    drop_in = args.drop_in or _default_drop_in()
+    if drop_in is None or not drop_in.is_file():
+        print(f"conformance: the drop-in file {drop_in or 'megatron_drop_in.py'} was not found: "
+              "pass --drop-in FILE (a file defining install_into_megatron())", file=sys.stderr)
+        return 2
+    try:
+        import torch.distributed  # noqa: F401
+    except ImportError as error:
+        print(f"conformance: --distributed needs torch ({error}); on Debian: apt-get install "
+              "python3-torch", file=sys.stderr)
+        return 2
+    try:
+        up = upstream.load(args.megatron)
+        pipeline_upstream.check_has_pipeline(up)
+    except upstream.MissingFunction as error:
+        print(f"conformance: {error}", file=sys.stderr)
+        return 2
+    unmodelled = _describe_upstream(up, out)
+    from dcpsched.conformance import distributed
+    suffix = UNMODELLED.format(parameters=", ".join(unmodelled)) if unmodelled else ""
+    status = distributed.run_distributed(args.megatron, drop_in, args.distributed,
+                                         args.batches, args.seed, args.distributed_timeout, out,
+                                         closing_suffix=suffix)
+    return max(status, 1) if unmodelled and status == 0 else status
+
+
 def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     """Runs the check; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.distributed is not None:
+        try:
+            return _run_distributed(args, out)
+        except Exception:  # pylint: disable=broad-except
+            traceback.print_exc()
+            print("conformance: internal error in the distributed harness (above); "
+                  "NOT CHECKED", file=sys.stderr)
+            return 3
     try:
         up = upstream.load(args.megatron)
         if args.no_corpora:

@@ -99,13 +99,14 @@ class _StubModule(types.ModuleType):
 
 
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves every module under STUBBED_ROOTS but the real ones as a stand-in."""
+    """Serves every module under the stubbed roots but the real ones as a stand-in."""
 
-    def __init__(self, real):
+    def __init__(self, real, roots=STUBBED_ROOTS):
         self._real = real
+        self._roots = roots
 
     def find_spec(self, fullname, path=None, target=None):
-        if not _is_stubbed(fullname) or fullname in self._real:
+        if not _is_stubbed(fullname, self._roots) or fullname in self._real:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
@@ -116,13 +117,13 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def _is_stubbed(name):
-    return name.split(".")[0] in STUBBED_ROOTS
+def _is_stubbed(name, roots=STUBBED_ROOTS):
+    return name.split(".")[0] in roots
 
 
-def _forget_stubbed_modules():
+def _forget_stubbed_modules(roots=STUBBED_ROOTS):
     """Removes torch, megatron, ... from sys.modules (real or stand-in)."""
-    for name in [name for name in sys.modules if _is_stubbed(name)]:
+    for name in [name for name in sys.modules if _is_stubbed(name, roots)]:
         del sys.modules[name]
 
 
@@ -136,8 +137,17 @@ def _load_file(name, path):
 
 
 
-def load(checkout) -> Upstream:
-    """The scheduling functions of the Megatron-LM checkout at `checkout`."""
+def is_stand_in(value) -> bool:
+    """True if `value` is a stand-in class or module served while loading."""
+    return isinstance(value, (_StubType, _StubModule))
+
+
+def load(checkout, stubbed_roots=STUBBED_ROOTS) -> Upstream:
+    """The scheduling functions of the Megatron-LM checkout at `checkout`.
+
+    stubbed_roots: the top-level packages served by stand-ins; the
+    distributed harness (distributed_rank.py) leaves torch and numpy out,
+    so the real torch serves upstream's data pipeline."""
     root = pathlib.Path(checkout)
     schedule_file = root / DATASETS / "data_schedule.py"
     utils_file = root / DATASETS / "data_schedule_utils.py"
@@ -145,13 +155,13 @@ def load(checkout) -> Upstream:
         if not path.is_file():
             raise MissingFunction(f"{path} not found: is {root} a Megatron-LM checkout?")
     saved_modules = {name: module for name, module in sys.modules.items()
-                     if _is_stubbed(name)}
+                     if _is_stubbed(name, stubbed_roots)}
     saved_bytecode = sys.dont_write_bytecode
-    finder = _StubFinder({UTILS_MODULE, SCHEDULE_MODULE})
+    finder = _StubFinder({UTILS_MODULE, SCHEDULE_MODULE}, stubbed_roots)
     sys.meta_path.insert(0, finder)
     sys.dont_write_bytecode = True
     try:
-        _forget_stubbed_modules()
+        _forget_stubbed_modules(stubbed_roots)
         utils = _load_file(UTILS_MODULE, utils_file)
         try:
             schedule = _load_file(SCHEDULE_MODULE, schedule_file)
@@ -160,7 +170,7 @@ def load(checkout) -> Upstream:
     finally:
         sys.meta_path.remove(finder)
         sys.dont_write_bytecode = saved_bytecode
-        _forget_stubbed_modules()
+        _forget_stubbed_modules(stubbed_roots)
         sys.modules.update(saved_modules)
     missing = [f"{path.name}: {name}" for path, module, name in (
         (schedule_file, schedule, "DefaultDynamicCPScheduler"),

@@ -1,0 +1,228 @@
+"""The distributed harness: upstream's real data pipeline on W gloo processes,
+with upstream's scheduler and with the drop-in, compared on every rank.
+
+run_distributed() writes the cases (distributed_cases.py) and a job file
+into a temporary directory, starts W rank processes
+(`python3 -m dcpsched.conformance.distributed_rank`, rendezvous on a file
+there), waits for all of them under one deadline, and compares, case by
+case and rank by rank, the record of upstream's run with the drop-in's
+(records.py): every microbatch each rank yields (each tensor bit for bit,
+the VPP stages' iterators one by one), the microbatch count, the FLOPs
+sums, the ids the schedule gives the rank, or the error raised.
+
+It never reports a clean result for something that did not run: a rank
+that fails, hangs past the deadline or stops out of step brings the others
+down (they are ended, by their process ids) and the closing line says NOT
+CHECKED (exit 3); a case whose scheduler did not run on a data rank, or
+ran with the wrong class, is an internal error too. Differences exit 1.
+"""
+
+import collections
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List
+
+from dcpsched.conformance import distributed_cases, records
+
+CLOSING = ("distributed conformance: {cases} cases on {world} ranks, {equal} equal on every "
+           "rank, {differ} differ, {both} both reject (on every rank); {compared} rank records "
+           "compared")
+NOT_CHECKED = "; NOT CHECKED: {why}"
+UPSTREAM, DROP_IN = "upstream", "drop_in"
+
+
+class _Ranks:
+    """The W rank processes, ended (by pid) on exit if still running."""
+
+    def __init__(self, job_file, world, log_dir):
+        self.procs = []
+        self.logs = []
+        env = dict(os.environ)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # The rank processes import dcpsched as this process does.
+        paths = [str(pathlib.Path(p).resolve()) for p in sys.path if p]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        for rank in range(world):
+            log = open(log_dir / f"{rank}.log", "w+b")  # pylint: disable=consider-using-with
+            self.logs.append(log)
+            self.procs.append(subprocess.Popen(  # pylint: disable=consider-using-with
+                [sys.executable, "-m", "dcpsched.conformance.distributed_rank",
+                 str(job_file), str(rank)], stdout=log, stderr=subprocess.STDOUT, env=env))
+
+    def wait(self, deadline):
+        """Waits until all exit, one fails, or the deadline; returns
+        (exit codes or None per rank, timed out?)."""
+        while True:
+            codes = [p.poll() for p in self.procs]
+            if all(c is not None for c in codes):
+                return codes, False
+            if any(c not in (None, 0) for c in codes):
+                time.sleep(0.5)  # let the others report their own failure first
+                return [p.poll() for p in self.procs], False
+            if time.monotonic() > deadline:
+                return codes, True
+            time.sleep(0.05)
+
+    def end(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.procs:
+            proc.wait()
+        for log in self.logs:
+            log.close()
+
+    def tail(self, rank, lines=12):
+        path = pathlib.Path(self.logs[rank].name)
+        text = path.read_text(errors="replace").rstrip().splitlines()
+        return text[-lines:]
+
+
+def _compare_case(case, per_rank, out, verbose_limit):
+    """'equal', 'differ', 'both' or an internal-error message, printing differences."""
+    upstream_errors, drop_in_errors, found = set(), set(), []
+    for rank, entry in enumerate(per_rank):
+        theirs, ours = entry[UPSTREAM], entry[DROP_IN]
+        if "error" in theirs and "error" in ours:
+            upstream_errors.add((theirs["error"], theirs["message"]))
+            drop_in_errors.add((ours["error"], ours["message"]))
+            continue
+        where = records.difference(theirs, ours)
+        if where:
+            found.append(f"rank {rank}: {where}")
+    if found:
+        print(f"differ: {distributed_cases.describe(case)}", file=out)
+        for line in found[:verbose_limit]:
+            print(f"  {line}", file=out)
+        if len(found) > verbose_limit:
+            print(f"  ... and {len(found) - verbose_limit} more ranks", file=out)
+        return "differ"
+    if drop_in_errors:
+        if len(drop_in_errors) != 1 or len(per_rank) != sum(
+                "error" in e[DROP_IN] for e in per_rank):
+            print(f"differ: {distributed_cases.describe(case)}: the drop-in does not raise the "
+                  f"same error on every rank: {sorted(drop_in_errors)}", file=out)
+            return "differ"
+        return "both"
+    return "equal"
+
+
+def _check_scheduler_ran(case, per_rank, classes):
+    """An internal-error message if a data rank's scheduler did not run once
+    with the variant's class, else None."""
+    for rank, entry in enumerate(per_rank):
+        data_rank = rank % case["tp"] == 0
+        for variant in (UPSTREAM, DROP_IN):
+            record = entry[variant]
+            calls = record["scheduler_calls"]
+            if "error" in record:
+                expected_ok = len(calls) <= 1
+            else:
+                expected_ok = calls == ([classes[variant]] if data_rank else [])
+            if not expected_ok:
+                return (f"case {case['index']}, rank {rank}, {variant}: the pipeline called "
+                        f"{calls or 'no scheduler'}, expected {classes[variant]} once")
+    return None
+
+
+def run_distributed(megatron, drop_in, world, count, seed, timeout, out,
+                    closing_suffix="") -> int:
+    """Runs the harness; prints the report (after the caller's upstream
+    lines) and returns the exit status: 0 all equal, 1 a difference, 3 not
+    run to the end. closing_suffix is appended to the closing line (the
+    caller's NOT CONFORMANT for unmodelled upstream parameters)."""
+    cases = distributed_cases.generate(world, count, seed)
+    shapes = sorted({(c["tp"], c["dp"], c["cp"]) for c in cases})
+    print(f"distributed: W = {world} gloo processes, {count} cases (seed {seed}), topologies "
+          f"tp x dp x cp {', '.join('x'.join(map(str, s)) for s in shapes)}, pp 1; drop-in "
+          f"{drop_in}", file=out)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dcpsched-distributed-") as tmp:
+        tmp = pathlib.Path(tmp)
+        job_file = tmp / "job.json"
+        job_file.write_text(json.dumps({
+            "megatron": str(pathlib.Path(megatron).resolve()),
+            "drop_in": str(pathlib.Path(drop_in).resolve()), "world": world,
+            "rendezvous": str(tmp / "rendezvous"), "collective_timeout": timeout,
+            "cases": cases}))
+        ranks = _Ranks(job_file, world, tmp)
+        try:
+            codes, timed_out = ranks.wait(time.monotonic() + timeout)
+        finally:
+            ranks.end()
+        failed = [r for r, c in enumerate(codes) if c != 0]
+        if timed_out or failed:
+            why = (f"the run passed its {timeout:g} s deadline" if timed_out else
+                   f"rank(s) {', '.join(map(str, failed))} failed (exit "
+                   f"{', '.join(str(codes[r]) for r in failed)})")
+            for rank in failed[:2] or [0]:
+                print(f"rank {rank} output:", file=out)
+                for line in ranks.tail(rank):
+                    print(f"  {line}", file=out)
+            results = [_read(tmp / f"{r}.json") for r in range(world)]
+            stopped = [res["stopped"] for res in results if res and "stopped" in res]
+            if stopped:
+                why += f"; {stopped[0]}"
+            print(CLOSING.format(cases=count, world=world, equal=0, differ="?", both="?",
+                                 compared=0) + NOT_CHECKED.format(why=why) + closing_suffix,
+                  file=out)
+            return 3
+        results = [_read(tmp / f"{r}.json") for r in range(world)]
+    elapsed = time.monotonic() - started
+    return _report(cases, results, world, elapsed, out, closing_suffix)
+
+
+def _read(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _report(cases, results, world, elapsed, out, closing_suffix) -> int:
+    first = results[0]
+    for line in first["shims"]:
+        print(f"shim: {line}", file=out)
+    for line in first["stand_ins"]:
+        print(f"stand-in: {line}", file=out)
+    print(f"torch {first['torch']}", file=out)
+    counts = collections.Counter()
+    compared = 0
+    problems: List[str] = []
+    seconds = {UPSTREAM: 0.0, DROP_IN: 0.0}
+    microbatches = 0
+    for case in cases:
+        per_rank = [res["cases"][case["index"]] for res in results]
+        if any(entry["index"] != case["index"] for entry in per_rank):
+            problems.append(f"case {case['index']}: a rank's records are out of order")
+            continue
+        problem = _check_scheduler_ran(case, per_rank, results[0]["classes"])
+        if problem:
+            problems.append(problem)
+            continue
+        counts[_compare_case(case, per_rank, out, 4)] += 1
+        compared += len(per_rank)
+        for variant in seconds:
+            seconds[variant] += max(entry[variant]["seconds"] for entry in per_rank)
+        count = per_rank[0][UPSTREAM].get("num_micro_batches")
+        microbatches += int(count["repr"]) if count else 0
+    for problem in problems:
+        print(f"internal: {problem}", file=out)
+    print(f"{microbatches} microbatches per rank in all (upstream's count); wrap_data_iterator "
+          f"wall time, slowest rank, summed over the cases: upstream {seconds[UPSTREAM]:.2f} s, "
+          f"drop-in {seconds[DROP_IN]:.2f} s; whole run {elapsed:.1f} s", file=out)
+    closing = CLOSING.format(cases=len(cases), world=world, equal=counts["equal"],
+                             differ=counts["differ"], both=counts["both"], compared=compared)
+    checked = counts["equal"] + counts["differ"] + counts["both"]
+    if problems or checked != len(cases) or counts["equal"] + counts["differ"] == 0:
+        why = (f"{len(problems)} case(s) not compared" if problems else
+               "no case answered on both sides")
+        print(closing + NOT_CHECKED.format(why=why) + closing_suffix, file=out)
+        return 3
+    print(closing + closing_suffix, file=out)
+    return 1 if counts["differ"] else 0

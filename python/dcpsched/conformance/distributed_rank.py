@@ -1,0 +1,213 @@
+"""One rank of the distributed harness (a process distributed.py starts).
+
+    python3 -m dcpsched.conformance.distributed_rank JOB_FILE RANK
+
+JOB_FILE (JSON, written by distributed.py) names the checkout, the drop-in
+file, the world size, the rendezvous file and the cases. The rank joins the
+gloo process group, builds the groups upstream's run() takes (Megatron-LM's
+rank order, tp fastest, then cp, then dp; pp 1), loads upstream's pipeline
+(pipeline_upstream.py), installs the CPU shims (cpu_shims.py) and runs every
+case twice through upstream's wrap_data_iterator: with upstream's
+DefaultDynamicCPScheduler, then with the drop-in's (its
+install_into_megatron()). It writes, per case and variant, what this rank
+received (records.py) to RANK.json in the job's directory.
+
+A case in which the pipeline raises is recorded as that error; then every
+rank must have raised (checked with a collective before the next case), or
+the rank stops: the ranks are out of step and the run cannot go on.
+"""
+
+import datetime
+import faulthandler
+import importlib.util
+import json
+import pathlib
+import sys
+import time
+import traceback
+import types
+
+import torch
+import torch.distributed as dist
+
+from dcpsched.conformance import cpu_shims, pipeline_upstream, records
+
+UPSTREAM, DROP_IN = "upstream", "drop_in"
+
+
+def _groups(world, tp, cp):
+    """This rank's tp, dp, dp x cp and pp groups; every rank creates every
+    group in the same order (new_group is collective)."""
+    rank = dist.get_rank()
+    dp = world // (tp * cp)
+    mine = {}
+    for c in range(cp):
+        for t in range(tp):
+            ranks = [t + tp * (c + cp * d) for d in range(dp)]
+            group = dist.new_group(ranks)
+            if rank in ranks:
+                mine["dp"] = group
+    for t in range(tp):
+        ranks = [t + tp * i for i in range(cp * dp)]
+        group = dist.new_group(ranks)
+        if rank in ranks:
+            mine["dp_cp"] = group
+    for i in range(cp * dp):
+        ranks = [t + tp * i for t in range(tp)]
+        group = dist.new_group(ranks)
+        if rank in ranks:
+            mine["tp"] = group
+    for r in range(world):
+        group = dist.new_group([r])
+        if r == rank:
+            mine["pp"] = group
+    return mine
+
+
+def _samples(case, dp_rank):
+    """This DP rank's iterator items: dicts of upstream's keys, per sample
+    deterministic in (case seed, dp rank, position)."""
+    items = []
+    number = 0
+    for item in case["items"][dp_rank]:
+        samples = []
+        for padded in item:
+            original = max(1, padded - (case["seed"] + dp_rank + number) % 3)
+            base = (case["seed"] % 50000) + 1000 * dp_rank + 7 * number
+            tokens = (torch.arange(padded, dtype=torch.int64) * 31 + base) % 50257
+            loss_mask = torch.ones(padded, dtype=torch.float32)
+            loss_mask[original:] = 0
+            samples.append({
+                "tokens": tokens,
+                "labels": torch.roll(tokens, -1),
+                "loss_mask": loss_mask,
+                "position_ids": torch.arange(padded, dtype=torch.int64),
+                "original_seq_len": torch.tensor([original], dtype=torch.int32),
+                "padded_seq_len": torch.tensor([padded], dtype=torch.int32),
+            })
+            number += 1
+        items.append(samples[0] if len(samples) == 1 and number % 2 else samples)
+    return iter(items)
+
+
+def _config(case):
+    return types.SimpleNamespace(
+        sequence_packing_scheduler="default_dynamic_cp",
+        max_seqlen_per_dp_cp_rank=case["max_seqlen_per_dp_cp_rank"],
+        min_dynamic_context_parallel_size=case["min_cp_size"],
+        virtual_pipeline_model_parallel_size=case["vpp"],
+        microbatch_group_size_per_vp_stage=case["microbatch_group_size_per_vp_stage"],
+        thd_max_packed_sequences=case["thd_max_packed_sequences"],
+        pad_packed_seq_alignment=None,
+        mtp_num_layers=None)
+
+
+def _counting(cls, calls):
+    """cls, counting its get_groups_and_subsamples calls and keeping the last
+    schedule (the harness's check that the variant's scheduler ran)."""
+    class Counted(cls):  # pylint: disable=too-few-public-methods
+        def get_groups_and_subsamples(self, sample_id_seqlens):
+            groups = super().get_groups_and_subsamples(sample_id_seqlens)
+            calls.append((cls.__qualname__, groups))
+            return groups
+    return Counted
+
+
+def _run_case(pipeline, scheduler_cls, case, groups, world):
+    """One wrap_data_iterator call; returns this rank's record."""
+    rank = dist.get_rank()
+    tp, cp = case["tp"], case["cp"]
+    tp_rank = rank % tp
+    dp_rank = rank // (tp * cp)
+    data = _samples(case, dp_rank) if tp_rank == 0 else None
+    if case["vpp"]:
+        data = [data] + [None] * (case["vpp"] - 1) if data is not None else [None] * case["vpp"]
+    calls = []
+    pipeline.scheduler_map["default_dynamic_cp"] = _counting(scheduler_cls, calls)
+    pg = types.SimpleNamespace(dp=groups["dp"], dp_cp=groups["dp_cp"], tp=groups["tp"],
+                               pp=groups["pp"])
+    started = time.perf_counter()
+    try:
+        result = pipeline.wrap_data_iterator(data, _config(case), case["num_microbatches"],
+                                             pg_collection=pg)
+        record = records.of_result(result)
+    except pipeline_upstream.MissingStandIn:
+        raise
+    except Exception as error:  # pylint: disable=broad-except
+        record = records.of_error(error)
+        print(f"rank {rank}: case {case['index']}: {type(error).__name__}: {error}",
+              file=sys.stderr, flush=True)
+    record["seconds"] = time.perf_counter() - started
+    record["scheduler_calls"] = [name for name, _ in calls]
+    dcp_rank = groups["dp_cp"].rank()
+    record["ids"] = [mb[dcp_rank] for mb in calls[-1][1]] if calls and not isinstance(
+        calls[-1][1], Exception) else None
+    return record
+
+
+def _in_step(raised):
+    """All ranks raised, or none: else the run stops."""
+    flags = [torch.zeros(1) for _ in range(dist.get_world_size())]
+    dist.all_gather(flags, torch.tensor([1.0 if raised else 0.0]))
+    return len({int(f.item()) for f in flags}) == 1
+
+
+def _load_drop_in(path):
+    spec = importlib.util.spec_from_file_location("dcpsched_conformance_drop_in", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv):
+    """Runs this rank's cases (argv: JOB_FILE RANK); returns the exit status
+    (4: the ranks went out of step)."""
+    job_file, rank = pathlib.Path(argv[0]), int(argv[1])
+    job = json.loads(job_file.read_text())
+    out = job_file.parent / f"{rank}.json"
+    world = job["world"]
+    # A rank still running near the deadline prints where it is (the
+    # harness shows the output of the ranks it ends).
+    faulthandler.dump_traceback_later(max(1.0, job["collective_timeout"] * 0.6), exit=False)
+    dist.init_process_group("gloo", init_method=f"file://{job['rendezvous']}", rank=rank,
+                            world_size=world,
+                            timeout=datetime.timedelta(seconds=job["collective_timeout"]))
+    shims = cpu_shims.install()
+    pipeline = pipeline_upstream.load(job["megatron"])
+    theirs = pipeline.scheduler_map["default_dynamic_cp"]
+    drop_in = _load_drop_in(job["drop_in"])
+    ours = drop_in.install_into_megatron()
+    if ours is theirs or not issubclass(ours, pipeline.loaded.dynamic_cp_scheduler):
+        raise RuntimeError("install_into_megatron() did not register a subclass of the "
+                           "checkout's DefaultDynamicCPScheduler")
+    group_cache = {}
+    results = {"rank": rank, "shims": shims, "stand_ins": list(pipeline_upstream.STAND_INS),
+               "torch": torch.__version__, "cases": [],
+               "classes": {UPSTREAM: theirs.__qualname__, DROP_IN: ours.__qualname__}}
+    for case in job["cases"]:
+        key = (case["tp"], case["cp"])
+        if key not in group_cache:
+            group_cache[key] = _groups(world, case["tp"], case["cp"])
+        entry = {"index": case["index"]}
+        for variant, cls in ((UPSTREAM, theirs), (DROP_IN, ours)):
+            record = _run_case(pipeline, cls, case, group_cache[key], world)
+            entry[variant] = record
+            if not _in_step("error" in record):
+                results["stopped"] = (f"case {case['index']}, {variant}: the ranks are out of "
+                                      "step (some raised, some did not)")
+                results["cases"].append(entry)
+                out.write_text(json.dumps(results))
+                return 4
+        results["cases"].append(entry)
+    pipeline.scheduler_map["default_dynamic_cp"] = theirs
+    out.write_text(json.dumps(results))
+    dist.barrier()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception:  # pylint: disable=broad-except
+        traceback.print_exc()
+        sys.exit(3)

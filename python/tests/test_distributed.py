@@ -1,0 +1,190 @@
+"""The distributed harness (python3 -m dcpsched.conformance --distributed W)
+against the fixture checkout tests/fixtures/megatron_pipeline/ (a small
+pipeline of this project's own, shaped like upstream's run(): gather,
+schedule, reroute, pack, broadcast; scheduling by dcpsched), on W gloo
+processes: everything equal at W = 4; a drop-in that swaps two samples
+differs (exit 1) and one that raises on one rank only brings every rank
+down under the deadline (exit 3, NOT CHECKED, no hang), both at W = 2 to
+keep the default tier short; usage errors exit 2.
+W = 8 runs in the nightly tier only (DCPSCHED_NIGHTLY_DISTRIBUTED=1,
+scripts/test.sh --nightly). No Megatron-LM code is needed.
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from conftest import EXAMPLES_DIR
+from dcpsched.conformance import distributed_cases, records
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+PIPELINE = FIXTURES / "megatron_pipeline"
+DROP_IN = EXAMPLES_DIR / "megatron_drop_in.py"
+CLOSING = re.compile(r"^distributed conformance: (\d+) cases on (\d+) ranks, (\d+) equal on "
+                     r"every rank, (\d+) differ, (\d+) both reject \(on every rank\); (\d+) "
+                     r"rank records compared$", re.M)
+
+
+def harness(*args, timeout=240):
+    """Runs the command; returns (exit status, stdout + stderr)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "dcpsched.conformance", *map(str, args)],
+        capture_output=True, text=True, timeout=timeout, check=False)
+    return result.returncode, result.stdout + result.stderr
+
+
+def closing(output):
+    match = CLOSING.search(output)
+    assert match, output
+    return [int(x) for x in match.groups()]
+
+
+def test_the_fixture_pipeline_is_equal_on_every_rank_at_w4():
+    status, output = harness("--megatron", PIPELINE, "--distributed", 4, "--batches", 8,
+                             "--drop-in", DROP_IN)
+    assert status == 0, output
+    # Which upstream was checked: the fixture is none of the known ones.
+    assert "upstream file: " in output and "sha256" in output
+    assert "upstream files: NOT the files dcpsched was checked against" in output
+    assert "shim: device" in output and "stand-in: RerunDataIterator" in output
+    # 8 cases: 7 answered and equal, the last with a sample too long for its group.
+    assert closing(output) == [8, 4, 7, 0, 1, 32]
+    assert "NOT CHECKED" not in output and "differ:" not in output
+
+
+SWAPPING_DROP_IN = '''
+import importlib.util
+spec = importlib.util.spec_from_file_location("real_drop_in", {example!r})
+real = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(real)
+
+
+def install_into_megatron(verify=False):
+    """The example's drop-in, but it swaps two samples of the first
+    microbatch whose first and last ranks hold different ids."""
+    base = real.install_into_megatron(verify)
+
+    class Swapping(base):
+        def get_groups_and_subsamples(self, sample_id_seqlens):
+            groups = super().get_groups_and_subsamples(sample_id_seqlens)
+            for microbatch in groups:
+                first, last = microbatch[0], microbatch[-1]
+                if first and last and first[0] not in last and last[0] not in first:
+                    a, b = first[0], last[0]
+                    for ranks in microbatch:
+                        ranks[:] = [b if i == a else a if i == b else i for i in ranks]
+                    break
+            return groups
+
+    from megatron.core.datasets import data_schedule
+    data_schedule.scheduler_map["default_dynamic_cp"] = Swapping
+    return Swapping
+'''
+
+
+def test_a_drop_in_that_swaps_two_samples_differs(tmp_path):
+    wrong = tmp_path / "wrong_drop_in.py"
+    wrong.write_text(SWAPPING_DROP_IN.format(example=str(DROP_IN)))
+    # W = 2 keeps the default tier short; the W = 4 run above covers W = 4.
+    status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--batches", 3,
+                             "--drop-in", wrong)
+    assert status == 1, output
+    cases, world, equal, differ, _, _ = closing(output)
+    assert (cases, world) == (3, 2) and differ >= 1 and equal + differ <= 3
+    assert "NOT CHECKED" not in output
+    assert re.search(r"^differ: case \d+ .*\n  rank \d+: ", output, re.M), output
+
+
+ONE_RANK_RAISES = '''
+import importlib.util
+import torch.distributed
+spec = importlib.util.spec_from_file_location("real_drop_in", {example!r})
+real = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(real)
+
+
+def install_into_megatron(verify=False):
+    base = real.install_into_megatron(verify)
+
+    class RaisesOnRankOne(base):
+        def get_groups_and_subsamples(self, sample_id_seqlens):
+            if torch.distributed.get_rank() == 1:
+                raise ValueError("planted: rank 1 only")
+            return super().get_groups_and_subsamples(sample_id_seqlens)
+
+    from megatron.core.datasets import data_schedule
+    data_schedule.scheduler_map["default_dynamic_cp"] = RaisesOnRankOne
+    return RaisesOnRankOne
+'''
+
+
+def test_a_rank_that_fails_alone_brings_the_others_down(tmp_path):
+    wrong = tmp_path / "one_rank_raises.py"
+    wrong.write_text(ONE_RANK_RAISES.format(example=str(DROP_IN)))
+    status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--batches", 2,
+                             "--drop-in", wrong, "--distributed-timeout", 10, timeout=120)
+    assert status == 3, output
+    assert "NOT CHECKED" in output and "0 rank records compared" in output
+
+
+def test_usage_and_input_errors_exit_2(tmp_path):
+    status, output = harness("--megatron", PIPELINE, "--distributed", 1)
+    assert status == 2 and "W >= 2" in output
+    # The scheduling-only fixture has no wrap_data_iterator: named, exit 2.
+    status, output = harness("--megatron", FIXTURES / "megatron_calls_dcpsched",
+                             "--distributed", 4, "--drop-in", DROP_IN)
+    assert status == 2 and "wrap_data_iterator" in output, output
+    status, output = harness("--megatron", PIPELINE, "--distributed", 4, "--drop-in",
+                             tmp_path / "none.py")
+    assert status == 2 and "drop-in file" in output, output
+    status, output = harness("--megatron", tmp_path, "--distributed", 4)
+    assert status == 2 and "not found" in output, output
+
+
+def test_records_are_bit_for_bit():
+    zero = records.of_result((iter([{"x": torch.tensor([0.0])}]), 1, 2.0, 4.0))
+    negative_zero = records.of_result((iter([{"x": torch.tensor([-0.0])}]), 1, 2.0, 4.0))
+    assert records.difference(zero, zero) is None
+    assert "x" in records.difference(zero, negative_zero)
+    wider = records.of_result((iter([{"x": torch.tensor([0.0], dtype=torch.float64)}]), 1,
+                               2.0, 4.0))
+    assert "tensor" in records.difference(zero, wider)
+    int_count = records.of_result((iter([]), 1, 2.0, 4.0))
+    float_count = records.of_result((iter([]), 1.0, 2.0, 4.0))
+    assert "num_micro_batches" in records.difference(int_count, float_count)
+    raised = records.of_error(ValueError("no"))
+    assert records.difference(zero, raised)
+
+
+def test_the_cases_cover_the_issue_topologies_and_families():
+    cases = distributed_cases.generate(8, 40, 5154)
+    shapes = {(c["tp"], c["dp"], c["cp"]) for c in cases}
+    assert {(1, 8, 1), (1, 4, 2), (1, 2, 4), (1, 1, 8), (2, 4, 1), (2, 2, 2)} <= shapes
+    assert {c["family"] for c in cases} == {"benchmark", "long", "short", "boundary",
+                                            "too_long"}
+    assert {c["vpp"] for c in cases} == {None, 2}
+    assert {c["min_cp_size"] for c in cases} == {1, 2}
+    assert any(c["thd_max_packed_sequences"] for c in cases)
+    for case in cases:
+        assert all(len(items) == case["num_microbatches"] for items in case["items"])
+        assert all(item for items in case["items"] for item in items)
+    assert cases == distributed_cases.generate(8, 40, 5154)
+
+
+@pytest.mark.skipif(os.environ.get("DCPSCHED_NIGHTLY_DISTRIBUTED") != "1",
+                    reason="nightly tier: DCPSCHED_NIGHTLY_DISTRIBUTED=1 (scripts/test.sh "
+                           "--nightly)")
+def test_the_fixture_pipeline_is_equal_on_every_rank_at_w8():
+    status, output = harness("--megatron", PIPELINE, "--distributed", 8, "--batches", 24,
+                             "--drop-in", DROP_IN, timeout=900)
+    assert status == 0, output
+    cases, world, equal, differ, both, compared = closing(output)
+    assert (cases, world, differ, both, compared) == (24, 8, 0, 1, 24 * 8)
+    assert equal == 23
+    print(textwrap.indent(output, "  "))
