@@ -135,7 +135,9 @@ def analyse(rows, equivalents, layers):
   bucket's minimal mutants, the minimal ids)."""
   counted = non_equivalent(rows, equivalents, layers)
   result = {}
-  for key, members in buckets(counted).items():
+  groups = buckets(counted)
+  groups.setdefault(("all", "all"), [])  # present even with no mutant left to count
+  for key, members in groups.items():
     minimal_ids = set(minimal_mutants(members, layers))
     minimal_rows = [r for r in members if r.id in minimal_ids]
     result[key] = (figures(members, layers), figures(minimal_rows, layers),
@@ -202,10 +204,9 @@ def summary_lines(rows, equivalents, layers, fuzz_seconds):
   if free:
     lines.append(f"{' + '.join(free)} (no hand-computed expectations): "
                  f"{f.no_expectation} of {n}")
-  lines.append(f"minimal mutants: {fm.mutants} of the {f.any} killed; "
-               + "; ".join(f"{l} alone {fm.alone[l]}" for l in ran)
-               + (f"; {' + '.join(free)} {fm.no_expectation}" if free else "")
-               + f" of {fm.mutants}")
+  lines.append(f"minimal mutants: {fm.mutants} (of the {f.any} killed); of them "
+               + ", ".join(f"{l} alone killed {fm.alone[l]}" for l in ran)
+               + (f", {' + '.join(free)} {fm.no_expectation}" if len(free) > 1 else ""))
   return lines
 
 

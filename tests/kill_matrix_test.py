@@ -143,6 +143,12 @@ class FiguresTest(unittest.TestCase):
     self.assertEqual(km.status_of(rows[1], equivalents, ["unit"]), "Ignored")
     self.assertEqual(km.status_of(rows[2], equivalents, ["unit"]), "Survived")
 
+  def test_only_equivalent_mutants_give_empty_tables(self):
+    rows = [km.MutantKills("m0", "a.cc", "op", {"unit": []})]
+    text, analysis = km.markdown_tables(rows, {"m0": "argued"}, ["unit"])
+    self.assertEqual(analysis[("all", "all")][0].mutants, 0)
+    self.assertIn("| **all** | 0 | 0 | 0 | 0 | 0 |", text)
+
   def test_golden_kills_are_not_scored(self):
     rows = [km.MutantKills("m0", "a.cc", "op", {"unit": [], "golden": ["golden_test"]})]
     layers = ["unit", "golden"]
@@ -150,6 +156,48 @@ class FiguresTest(unittest.TestCase):
     self.assertEqual(km.figures(rows, layers).golden, 1)
     self.assertEqual(km.minimal_mutants(rows, layers), [])
     self.assertEqual(km.status_of(rows[0], {}, layers), "Survived")
+
+
+class SamplingTest(unittest.TestCase):
+  """run_mutants.py's stratified sample and parts."""
+
+  def mutants(self, rng, count):
+    return [{"id": f"x-{i:04d}", "file": rng.choice(["a.cc", "b.cc", "c.cc"]),
+             "operator": rng.choice(["op1", "op2", "op3", "op4"])} for i in range(count)]
+
+  def test_sample_is_reproducible_proportional_and_of_the_asked_size(self):
+    import run_mutants
+    rng = random.Random(3)
+    for trial in range(20):
+      mutants = self.mutants(rng, rng.randint(1, 300))
+      size = rng.randint(0, len(mutants) + 5)
+      with self.subTest(trial=trial):
+        sample = run_mutants.stratified_sample(mutants, size, seed=trial)
+        self.assertEqual(sample, run_mutants.stratified_sample(list(reversed(mutants)), size,
+                                                               seed=trial))
+        self.assertEqual(len(sample), min(size, len(mutants)))
+        self.assertEqual(len({m["id"] for m in sample}), len(sample))
+        strata = {}
+        for m in mutants:
+          strata.setdefault((m["file"], m["operator"]), []).append(m)
+        for key, members in strata.items():
+          drawn = sum((m["file"], m["operator"]) == key for m in sample)
+          share = len(sample) * len(members) / len(mutants)
+          self.assertLess(abs(drawn - share), 1, key)
+
+  def test_parts_are_disjoint_cover_everything_and_differ_by_at_most_one(self):
+    import run_mutants
+    rng = random.Random(4)
+    for trial in range(20):
+      mutants = self.mutants(rng, rng.randint(0, 200))
+      parts = rng.randint(1, 9)
+      with self.subTest(trial=trial, parts=parts):
+        chosen = [run_mutants.stratified_part(mutants, k, parts, seed=7)
+                  for k in range(1, parts + 1)]
+        ids = [m["id"] for part in chosen for m in part]
+        self.assertEqual(sorted(ids), sorted(m["id"] for m in mutants))
+        sizes = [len(part) for part in chosen]
+        self.assertLessEqual(max(sizes) - min(sizes), 1)
 
 
 class ElementsReportTest(unittest.TestCase):
