@@ -455,9 +455,9 @@ class Suite:
         if run:
           running = run.group(1)
           continue
-        end = re.match(r"^\[  (FAILED  |     OK) \] (\S+?)(,| \(|$)", line)
+        end = re.match(r"^\[(  FAILED  |       OK )\] (\S+?)(,| \(|$)", line)
         if end and "." in end.group(2):
-          if end.group(1) == "FAILED  ":
+          if end.group(1) == "  FAILED  ":
             failed[end.group(2)] = "failed"
           running = None
     if how in ("crashed", "timeout") and running:
@@ -703,6 +703,18 @@ def read_equivalents(path):
   return equivalents
 
 
+def read_time_only():
+  """The time-only mutants (mutation/time_only.txt, `<id> <reason>`): same
+  results, longer running time. They are not equivalent (cost is behaviour),
+  so they count like any mutant; the report lists them apart."""
+  time_only = read_equivalents(os.path.join(REPO, "mutation", "time_only.txt"))
+  both = set(time_only) & set(read_equivalents(os.path.join(REPO, "mutation",
+                                                            "equivalent.txt")))
+  if both:
+    raise SystemExit(f"listed as both equivalent and time-only: {', '.join(sorted(both))}")
+  return time_only
+
+
 def duration(seconds):
   seconds = int(seconds)
   return f"{seconds // 3600} h {seconds % 3600 // 60} min {seconds % 60} s"
@@ -837,6 +849,19 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   if stale:
     text += ["", "Listed as equivalent but killed (stale entries in mutation/equivalent.txt):",
              ""] + [f"- `{m['id']}` {m['file']}:{m['line']}" for m in stale]
+  time_only = read_time_only()
+  listed = [m for m in mutants if m["id"] in time_only]
+  if listed:
+    text += ["", f"## Time-only mutants ({len(listed)})", "",
+             "Mutants that give the same results more slowly (mutation/time_only.txt). They "
+             "are not equivalent: each has an input built so that its slowdown passes the "
+             "runner's timeout. Counted like any other mutant.", ""]
+    for m in listed:
+      o = outcomes[m["id"]]
+      verdict = "**survived**" if o.layer not in PRE_GOLDEN else \
+          f"killed by {o.layer} ({o.how}: {o.program})"
+      text.append(f"- `{m['id']}` {m['file']}:{m['line']}: `{m['before']}` -> "
+                  f"`{m['after']}`: {verdict}. {time_only[m['id']]}")
   text += [""] + named_section(named, outcomes, named_skipped)
   closing = []
   if matrix:

@@ -200,6 +200,44 @@ class SamplingTest(unittest.TestCase):
         self.assertLessEqual(max(sizes) - min(sizes), 1)
 
 
+class FailedTestsTest(unittest.TestCase):
+  """run_mutants.py names the GoogleTest tests a program's log shows failing."""
+
+  LOG = """Running main() from gmock_main.cc
+[==========] Running 4 tests from 2 test suites.
+[ RUN      ] CheckerTest.Passes
+[       OK ] CheckerTest.Passes (0 ms)
+[ RUN      ] CheckerTest.Fails
+tests/checker_test.cc:10: Failure
+[  FAILED  ] CheckerTest.Fails (1 ms)
+[ RUN      ] Param/SizeTest.Fits/3
+[  FAILED  ] Param/SizeTest.Fits/3, where GetParam() = 4 (0 ms)
+[ RUN      ] CheckerTest.Hangs
+"""
+
+  def failed(self, text, how):
+    import tempfile
+    import run_mutants
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+      f.write(text)
+    try:
+      return run_mutants.Suite.failed_tests(f.name, how)
+    finally:
+      os.remove(f.name)
+
+  def test_failures_and_the_test_running_at_a_crash_or_hang(self):
+    self.assertEqual(self.failed(self.LOG, "failed"),
+                     {"CheckerTest.Fails": "failed", "Param/SizeTest.Fits/3": "failed"})
+    self.assertEqual(self.failed(self.LOG, "timeout"),
+                     {"CheckerTest.Fails": "failed", "Param/SizeTest.Fits/3": "failed",
+                      "CheckerTest.Hangs": "timeout"})
+    summary = self.LOG.replace("[ RUN      ] CheckerTest.Hangs\n", "") + (
+        "[==========] 3 tests ran.\n[  FAILED  ] 2 tests, listed below:\n"
+        "[  FAILED  ] CheckerTest.Fails\n")
+    self.assertEqual(self.failed(summary, "crashed"),
+                     {"CheckerTest.Fails": "failed", "Param/SizeTest.Fits/3": "failed"})
+
+
 class ElementsReportTest(unittest.TestCase):
   def test_report_has_the_schema_fields(self):
     rows = [km.MutantKills("m0", "core/a.cc", "relational", {"unit": ["S.T"], "fuzz": []},
