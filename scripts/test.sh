@@ -3,7 +3,7 @@
 #
 #   scripts/test.sh             the default tier: every push, CI
 #   scripts/test.sh --nightly   the default tier, then the nightly additions
-#   scripts/test.sh --nightly --shard K/13   one shard of the nightly tier
+#   scripts/test.sh --nightly --shard K/16   one shard of the nightly tier
 #
 # Default tier, in build directories under $DCPSCHED_BUILD_ROOT (default
 # build/):
@@ -45,13 +45,13 @@
 #                 row cover every mutant); report build/mutation-results*.md
 #                 and its mutation-testing-elements JSON beside it
 #
-# --shard K/N (N = 13, the only count defined) runs one part of the nightly
+# --shard K/N (N = 16, the only count defined) runs one part of the nightly
 # tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
 #   1       the default tier, properties, digest-builds
 #   2       asan-gcc, coverage
 #   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
 #           shard 3 the first)
-#   5..13   mutation, shard K-4 of 9 of the night's slice (--shard, a disjoint
+#   5..16   mutation, shard K-4 of 12 of the night's slice (--shard, a disjoint
 #           stratified part of it)
 # Without --shard, --nightly runs all of it in one go.
 #
@@ -63,7 +63,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NIGHTLY_SHARDS=13
+NIGHTLY_SHARDS=16
 usage() { echo "usage: scripts/test.sh [--nightly [--shard K/$NIGHTLY_SHARDS]]" >&2; exit 2; }
 nightly=0
 shard=0
