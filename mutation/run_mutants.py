@@ -52,7 +52,12 @@ reruns only the survivors (kills stand). --fresh ignores the cache.
 
 Writes mutation/results.md (--out), which ends with the line
   mutation score: K of N non-equivalent mutants killed without golden vectors (E equivalent, T generated)
-and prints that line last.
+and prints that line last; with --matrix, the report and the output go on
+with the kill matrix's figures (properties alone, fuzzers alone, properties +
+corpus + fuzz, minimal mutants), one line each.
+
+mutation/time_only.txt names the mutants that only change the running time:
+not equivalent, they count like any mutant and the report lists them apart.
 """
 
 import argparse
@@ -802,8 +807,10 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"seed {context['seed']}; layers run: {', '.join(context['layers'])} "
           f"({layer_settings(context)}).",
           f"Mutants: {context['selection']}.",
-          f"Wall time {context['wall']}, of which the builds (the two schemata builds, and "
-          f"those of each hand-written mutant run) took {context['builds']}; "
+          f"Wall time {context['wall']}, of which the builds (the g++ schemata build"
+          f"{', the clang-14 fuzz schemata build' if 'fuzz' in context['layers'] else ''}"
+          f"{' and those of each hand-written mutant' if named else ''}; an up-to-date "
+          f"build takes seconds) took {context['builds']}; "
           f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
           f"own run time, cached or not, adds up to {duration(context['mutant_seconds'])}: "
           f"at {context['jobs']} at a time, a run from nothing costs about "
