@@ -2,7 +2,11 @@
 """Mutation testing of core/: every generated mutant, scored per layer of the suite.
 
     mutation/run_mutants.py                    every mutant; writes mutation/results.md
-    mutation/run_mutants.py --sample 20 --seed 1   a reproducible random sample
+    mutation/run_mutants.py --sample 20 --seed 1   a reproducible sample, stratified by
+                                               file and operator
+    mutation/run_mutants.py --slice 2/3        the second of 3 disjoint stratified parts
+    mutation/run_mutants.py --shard 1/4        the first of 4 shards of the selection
+    mutation/run_mutants.py --matrix           the kill matrix (below)
     mutation/run_mutants.py -j 2               two mutants at a time
     mutation/run_mutants.py ID...              just these (ids: generate_mutants.py --list)
     mutation/run_mutants.py --named            also the hand-written multi-line mutants
@@ -26,6 +30,18 @@ outlives its timeout (a hang) kills it too, and is reported as such. The
 unmutated build runs every layer first and must pass; its times set each
 program's timeout (10 x its time, at least --min-timeout seconds).
 
+--matrix runs every requested layer on every mutant, and every program of
+each layer (GoogleTest programs without --gtest_fail_fast), with no stop at
+the first kill, and records which tests killed it: GoogleTest names (the
+ctest names gtest_discover_tests gives), corpus replay programs and fuzz
+targets; a crash or a hang is charged to the test that was running. The
+report gains per file and per operator each layer's kills alone, its unique
+kills, the union of properties, corpus and fuzz, and the same over the
+minimal (subsuming) mutants (mutation/kill_matrix.py); a JSON report in the
+mutation-testing-elements schema (version 2, what Stryker and Mull write)
+goes beside it, <out>.json, with every mutant's killedBy. Matrix rows are
+cached per mutant and layer in <build-root>/cache/<core hash>.matrix.jsonl.
+
 mutation/equivalent.txt names the mutants judged equivalent (`<id> <reason>`).
 A survivor listed there counts as equivalent; one listed there but killed is
 reported as a stale entry.
@@ -36,7 +52,12 @@ reruns only the survivors (kills stand). --fresh ignores the cache.
 
 Writes mutation/results.md (--out), which ends with the line
   mutation score: K of N non-equivalent mutants killed without golden vectors (E equivalent, T generated)
-and prints that line last.
+and prints that line last; with --matrix, the report and the output go on
+with the kill matrix's figures (properties alone, fuzzers alone, properties +
+corpus + fuzz, minimal mutants), one line each.
+
+mutation/time_only.txt names the mutants that only change the running time:
+not equivalent, they count like any mutant and the report lists them apart.
 """
 
 import argparse
@@ -48,6 +69,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -55,6 +77,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import kill_matrix
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ["unit", "properties", "corpus", "fuzz", "golden"]
@@ -357,26 +381,119 @@ class Suite:
   def fuzz_targets(self, file):
     return FUZZ_TARGETS_FOR.get(file, DEFAULT_FUZZ_TARGETS)
 
+  def fuzz_target(self, target, mutant_id, scratch):
+    """One fuzz target from its committed corpus: (how, seconds)."""
+    new = os.path.join(scratch, f"{target}-new")
+    os.makedirs(new, exist_ok=True)
+    command = [os.path.join(self.fuzz_dir, target), f"-max_total_time={self.fuzz_seconds}",
+               "-timeout=10", "-rss_limit_mb=2048", f"-seed={self.seed}",
+               f"-artifact_prefix={scratch}/", "-print_final_stats=0", new,
+               os.path.join(REPO, "corpus", target)]
+    dictionary = os.path.join(REPO, "corpus", f"{target}.dict")
+    if os.path.exists(dictionary):
+      command.insert(1, f"-dict={dictionary}")
+    how, seconds = self.run_program(command, target, mutant_id,
+                                    os.path.join(scratch, f"{target}.log"),
+                                    self.fuzz_seconds * 3 + 60)
+    # libFuzzer exits non-zero on any finding: the target reported it.
+    return ("crashed" if how == "crashed" else how), seconds
+
   def run_fuzz(self, mutant_id, file, scratch):
     total = 0.0
     for target in self.fuzz_targets(file):
-      new = os.path.join(scratch, f"{target}-new")
-      os.makedirs(new, exist_ok=True)
-      command = [os.path.join(self.fuzz_dir, target), f"-max_total_time={self.fuzz_seconds}",
-                 "-timeout=10", "-rss_limit_mb=2048", f"-seed={self.seed}",
-                 f"-artifact_prefix={scratch}/", "-print_final_stats=0", new,
-                 os.path.join(REPO, "corpus", target)]
-      dictionary = os.path.join(REPO, "corpus", f"{target}.dict")
-      if os.path.exists(dictionary):
-        command.insert(1, f"-dict={dictionary}")
-      how, seconds = self.run_program(command, target, mutant_id,
-                                      os.path.join(scratch, f"{target}.log"),
-                                      self.fuzz_seconds * 3 + 60)
+      how, seconds = self.fuzz_target(target, mutant_id, scratch)
       total += seconds
       if how != "passed":
-        # libFuzzer exits non-zero on any finding: the target reported it.
-        return ("crashed" if how == "crashed" else how), target, total
+        return how, target, total
     return "survived", "", total
+
+  # --- the kill matrix: every program of every layer, no stop at the first kill
+
+  def list_tests(self, program):
+    """The GoogleTest names of one program (its ctest names), from --gtest_list_tests."""
+    listing = subprocess.run([os.path.join(self.gcc_dir, program), "--gtest_list_tests"],
+                             capture_output=True, text=True, env=self.env(""),
+                             cwd=self.gcc_dir, check=True).stdout
+    names, suite = [], ""
+    for line in listing.splitlines():
+      if not line.strip():
+        continue
+      if not line.startswith(" "):
+        suite = line.split("#")[0].strip()
+      else:
+        names.append(suite + line.split("#")[0].strip())
+    return names
+
+  def matrix_test_ids(self, layers):
+    """test id -> (the file it is defined in, its layer), for every test the
+    matrix can name: a GoogleTest test of a unit, property or golden program
+    (its ctest name), a corpus replay program (one ctest test each) or a fuzz
+    target. Sets self.test_program (GoogleTest name -> program)."""
+    tests = {}
+    self.test_program = {}
+    for layer in layers:
+      if layer == "fuzz":
+        for target in sorted({t for ts in FUZZ_TARGETS_FOR.values() for t in ts} |
+                             set(DEFAULT_FUZZ_TARGETS)):
+          tests[target] = (f"fuzz/{target}.cc", layer)
+        continue
+      for program in self.programs[layer]:
+        if layer == "corpus":
+          tests[program] = (f"fuzz/{program[:-len('_replay')]}.cc", layer)
+          continue
+        source = f"{'properties' if layer == 'properties' else 'tests'}/{program}.cc"
+        for name in self.list_tests(program):
+          if name in tests:
+            raise SystemExit(f"test {name} is in two programs: its ctest name is ambiguous")
+          tests[name] = (source, layer)
+          self.test_program[name] = program
+    return tests
+
+  @staticmethod
+  def failed_tests(log_path, how):
+    """The GoogleTest tests a program's log shows failing, with how; a crash or
+    a hang is charged to the test that was running (RUN with no OK or FAILED)."""
+    failed, running = {}, None
+    with open(log_path, errors="replace") as f:
+      for line in f:
+        run = re.match(r"^\[ RUN      \] (\S+)", line)
+        if run:
+          running = run.group(1)
+          continue
+        end = re.match(r"^\[(  FAILED  |       OK )\] (\S+?)(,| \(|$)", line)
+        if end and "." in end.group(2):
+          if end.group(1) == "  FAILED  ":
+            failed[end.group(2)] = "failed"
+          running = None
+    if how in ("crashed", "timeout") and running:
+      failed[running] = how
+    return failed
+
+  def matrix_layer(self, layer, mutant_id, file, scratch):
+    """Every program of one layer on one mutant: ({test id: how}, seconds)."""
+    kills, total = {}, 0.0
+    if layer == "fuzz":
+      for target in self.fuzz_targets(file):
+        how, seconds = self.fuzz_target(target, mutant_id, scratch)
+        total += seconds
+        if how != "passed":
+          kills[target] = how
+      return kills, total
+    for program in self.programs[layer]:
+      log_path = os.path.join(scratch, f"{program}.log")
+      how, seconds = self.run_program([os.path.join(self.gcc_dir, program), "--gtest_color=no"],
+                                      program, mutant_id, log_path, self.timeout(program))
+      total += seconds
+      if how == "passed":
+        continue
+      if layer == "corpus":
+        kills[program] = how
+        continue
+      named = self.failed_tests(log_path, how)
+      # A program that fails with no test named (it died before its first
+      # test, or outside one) is charged to the program.
+      kills.update(named or {program: how})
+    return kills, total
 
   def measure_baseline(self, layers, scratch):
     log("=== control run: the unmutated build must pass every layer")
@@ -407,6 +524,118 @@ class Suite:
       return Outcome(mutant["id"], "survived", "survived", "", round(total, 2), "")
     finally:
       shutil.rmtree(scratch, ignore_errors=True)
+
+  def run_matrix_mutant(self, mutant, layers, scratch_root):
+    """Every given layer on one mutant: layer -> ({test id: how}, seconds)."""
+    scratch = tempfile.mkdtemp(prefix=f"{mutant['id']}-", dir=scratch_root)
+    try:
+      return {layer: self.matrix_layer(layer, mutant["id"], mutant["file"], scratch)
+              for layer in layers}
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)
+
+
+def first_kill(mutant_id, kills, seconds):
+  """The Outcome a first-kill run would credit, from a mutant's matrix row
+  (layer -> {test id: how}): the first layer in LAYERS order that killed it."""
+  for layer in LAYERS:
+    if kills.get(layer):
+      hows = set(kills[layer].values())
+      how = "timeout" if hows == {"timeout"} else "crashed" if "crashed" in hows else \
+          "failed" if "failed" in hows else sorted(hows)[0]
+      return Outcome(mutant_id, layer, how, sorted(kills[layer])[0], round(seconds, 2), "")
+  return Outcome(mutant_id, "survived", "survived", "", round(seconds, 2), "")
+
+
+class MatrixCache:
+  """Kill-matrix rows for one core hash, as JSON lines, one per mutant and layer:
+  a layer's row stands while its key (suite hash and the settings it depends on)
+  is the same."""
+
+  def __init__(self, root, core, fresh):
+    os.makedirs(os.path.join(root, "cache"), exist_ok=True)
+    self.path = os.path.join(root, "cache", f"{core}.matrix.jsonl")
+    self.rows = {}  # (mutant id, layer) -> record
+    if fresh and os.path.exists(self.path):
+      os.remove(self.path)
+    if os.path.exists(self.path):
+      with open(self.path) as f:
+        for line in f:
+          record = json.loads(line)
+          self.rows[(record["id"], record["layer"])] = record
+
+  def get(self, mutant_id, layer, key):
+    record = self.rows.get((mutant_id, layer))
+    return record if record and record["key"] == key else None
+
+  def add(self, mutant_id, layer, key, kills, seconds):
+    record = {"id": mutant_id, "layer": layer, "key": key, "kills": kills,
+              "seconds": round(seconds, 2)}
+    self.rows[(mutant_id, layer)] = record
+    with open(self.path, "a") as f:
+      f.write(json.dumps(record) + "\n")
+    return record
+
+
+def layer_key(layer, suite_id, args):
+  """What a layer's matrix row depends on besides core/ and the mutant."""
+  if layer == "properties":
+    return f"{suite_id}:seed={args.seed}:cases={args.property_cases}"
+  if layer == "fuzz":
+    return f"{suite_id}:seed={args.seed}:seconds={args.fuzz_seconds}"
+  return suite_id
+
+
+def stratum(mutant):
+  return (mutant["file"], mutant["operator"])
+
+
+def stratified_sample(mutants, size, seed):
+  """A reproducible sample of `size` mutants stratified by (file, operator):
+  each stratum gets its share of `size` in proportion to its count, rounded by
+  largest remainder (ties: the stratum's name), and its mutants are drawn at
+  random (seeded) from those of the stratum sorted by id."""
+  strata = {}
+  for m in sorted(mutants, key=lambda m: m["id"]):
+    strata.setdefault(stratum(m), []).append(m)
+  size = min(size, len(mutants))
+  quotas = {k: size * len(v) / len(mutants) for k, v in strata.items()}
+  counts = {k: int(q) for k, q in quotas.items()}
+  for k in sorted(strata, key=lambda k: (-(quotas[k] - counts[k]), k))[:size -
+                                                                         sum(counts.values())]:
+    counts[k] += 1
+  rng = random.Random(seed)
+  chosen = []
+  for k in sorted(strata):
+    chosen += rng.sample(strata[k], counts[k])
+  return sorted(chosen, key=lambda m: m["id"])
+
+
+def stratified_part(mutants, part, parts, seed):
+  """The part-th (1-based) of `parts` disjoint parts of the mutants, stratified
+  by (file, operator): each stratum, shuffled (seeded), is dealt round-robin,
+  the dealing continuing from stratum to stratum, so the parts differ in size
+  by at most one and together hold every mutant once."""
+  strata = {}
+  for m in sorted(mutants, key=lambda m: m["id"]):
+    strata.setdefault(stratum(m), []).append(m)
+  rng = random.Random(seed)
+  chosen, dealt = [], 0
+  for k in sorted(strata):
+    members = list(strata[k])
+    rng.shuffle(members)
+    for m in members:
+      if dealt % parts == part - 1:
+        chosen.append(m)
+      dealt += 1
+  return sorted(chosen, key=lambda m: m["id"])
+
+
+def parse_part(text, flag):
+  match = re.fullmatch(r"(\d+)/(\d+)", text or "")
+  if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+    raise SystemExit(f"{flag} takes K/N with 1 <= K <= N, not {text!r}")
+  return int(match.group(1)), int(match.group(2))
 
 
 class Cache:
@@ -479,6 +708,18 @@ def read_equivalents(path):
   return equivalents
 
 
+def read_time_only():
+  """The time-only mutants (mutation/time_only.txt, `<id> <reason>`): same
+  results, longer running time. They are not equivalent (cost is behaviour),
+  so they count like any mutant; the report lists them apart."""
+  time_only = read_equivalents(os.path.join(REPO, "mutation", "time_only.txt"))
+  both = set(time_only) & set(read_equivalents(os.path.join(REPO, "mutation",
+                                                            "equivalent.txt")))
+  if both:
+    raise SystemExit(f"listed as both equivalent and time-only: {', '.join(sorted(both))}")
+  return time_only
+
+
 def duration(seconds):
   seconds = int(seconds)
   return f"{seconds // 3600} h {seconds % 3600 // 60} min {seconds % 60} s"
@@ -508,7 +749,7 @@ def named_section(named, outcomes, skipped):
 
 
 def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(),
-                 named_skipped=False):
+                 named_skipped=False, matrix=None):
   by_id = {m["id"]: m for m in mutants}
   rows = {}
 
@@ -565,19 +806,31 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"{context['suite']}; {context['cores']} cores, {context['jobs']} mutants at a time; "
           f"seed {context['seed']}; layers run: {', '.join(context['layers'])} "
           f"({layer_settings(context)}).",
-          f"Wall time {context['wall']}, of which the builds (the two schemata builds, and "
-          f"those of each hand-written mutant run) took {context['builds']}; "
+          f"Mutants: {context['selection']}.",
+          f"Wall time {context['wall']}, of which the builds (the g++ schemata build"
+          f"{', the clang-14 fuzz schemata build' if 'fuzz' in context['layers'] else ''}"
+          f"{' and those of each hand-written mutant' if named else ''}; an up-to-date "
+          f"build takes seconds) took {context['builds']}; "
           f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
           f"own run time, cached or not, adds up to {duration(context['mutant_seconds'])}: "
           f"at {context['jobs']} at a time, a run from nothing costs about "
           f"{duration(context['mutant_seconds'] / context['jobs'])} plus the builds.", "",
-          "A mutant is killed by the first layer that fails on it, in the order unit, "
-          "properties, corpus replay, fuzz (only for mutants still alive) and golden (last). "
-          "A crash or a hang (past 10 x the program's unmutated time) kills too, and is "
-          "counted in its layer's column and again under timeouts or crashes. The golden "
-          "layer does not count towards the score: a mutant only the golden vectors kill is a "
-          "gap in the suite, listed with the survivors. How the mutants are made: "
-          "[docs/mutation.md](../docs/mutation.md).", ""]
+          (f"A kill matrix (`--matrix`): every layer that ran, every program of each, ran "
+           f"on every mutant, with no stop at the first kill; the tables below credit each "
+           f"kill to the first layer, in the order {', '.join(context['layers'])}, that "
+           f"killed it, and the kill-matrix tables after them count each layer on its own. "
+           if matrix else
+           f"A mutant is killed by the first layer that fails on it, in the order "
+           f"{', '.join(context['layers'])}"
+           f"{' (fuzz only for mutants still alive)' if 'fuzz' in context['layers'] else ''}"
+           f"; the rest do not run on it. ") +
+          f"A crash or a hang (past 10 x the program's unmutated time, at least "
+          f"{context['min_timeout']:g} s) kills too, and is counted in its layer's column and "
+          f"again under timeouts or crashes. " +
+          ("The golden layer does not count towards the score: a mutant only the golden "
+           "vectors kill is a gap in the suite, listed with the survivors. "
+           if "golden" in context["layers"] else "") +
+          "How the mutants are made: [docs/mutation.md](../docs/mutation.md).", ""]
   text += table("file", "Per file")
   text += table("operator", "Per operator")
   if dropped:
@@ -603,8 +856,37 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   if stale:
     text += ["", "Listed as equivalent but killed (stale entries in mutation/equivalent.txt):",
              ""] + [f"- `{m['id']}` {m['file']}:{m['line']}" for m in stale]
+  time_only = read_time_only()
+  listed = [m for m in mutants if m["id"] in time_only]
+  if listed:
+    text += ["", f"## Time-only mutants ({len(listed)})", "",
+             "Mutants that give the same results more slowly (mutation/time_only.txt). They "
+             "are not equivalent: each has an input built so that its slowdown passes the "
+             "runner's timeout. Counted like any other mutant.", ""]
+    for m in listed:
+      o = outcomes[m["id"]]
+      verdict = "**survived**" if o.layer not in PRE_GOLDEN else \
+          f"killed by {o.layer} ({o.how}: {o.program})"
+      text.append(f"- `{m['id']}` {m['file']}:{m['line']}: `{m['before']}` -> "
+                  f"`{m['after']}`: {verdict}. {time_only[m['id']]}")
   text += [""] + named_section(named, outcomes, named_skipped)
-  text += ["", line]
+  closing = []
+  if matrix:
+    tables, _ = kill_matrix.markdown_tables(matrix["rows"], equivalents, context["layers"])
+    text += ["", "## Kill matrix", "",
+             "Each layer alone: the non-equivalent mutants at least one of its tests killed. "
+             "Unique: those it killed and no other scoring layer that ran did. The tests "
+             "that killed each mutant (GoogleTest and ctest names, corpus replay programs, "
+             "fuzz targets) are in the JSON report beside this one "
+             f"(`{os.path.basename(os.path.splitext(path)[0])}.json`, the "
+             "mutation-testing-elements schema, version 2). A crash or a hang ends its "
+             "program, so the tests after it in that program are not seen; a fuzz target "
+             "stops at its first finding. Time spent per layer, summed over the mutants: " +
+             ", ".join(f"{l} {duration(t)}" for l, t in matrix["layer_seconds"].items()) +
+             ".", ""] + tables
+    closing = kill_matrix.summary_lines(matrix["rows"], equivalents, context["layers"],
+                                        context["fuzz_seconds"])
+  text += ["", line] + closing
   with open(path, "w") as f:
     f.write("\n".join(text) + "\n")
   return line
@@ -617,10 +899,73 @@ def layer_settings(context):
   if "properties" in context["layers"]:
     settings.append(f"{context['property_cases']} cases per property")
   if "fuzz" in context["layers"]:
-    settings.append(f"{context['fuzz_seconds']} s per fuzz target")
+    settings.append(f"{context['fuzz_seconds']} s per fuzz target, from the committed "
+                    f"corpora, the targets for the mutated file only")
   else:
     settings.append("no fuzz layer")
   return ", ".join(settings)
+
+
+def write_elements_json(path, context, mutants, matrix, equivalents):
+  """The kill matrix as a mutation-testing-elements report (schemaVersion 2)."""
+  by_id = {m["id"]: m for m in mutants}
+  sources = {}
+  for m in mutants:
+    if m["file"] not in sources:
+      with open(os.path.join(REPO, m["file"]), encoding="utf-8") as f:
+        sources[m["file"]] = f.read()
+  tests = {t: (source, f"{layer}: {t}") for t, (source, layer) in matrix["tests"].items()}
+  config = {k: context[k] for k in ("arguments", "core", "suite", "commit", "date", "seed",
+                                    "layers", "selection", "min_timeout")}
+  if "properties" in context["layers"]:
+    config["property_cases"] = context["property_cases"]
+  if "fuzz" in context["layers"]:
+    config["fuzz_seconds"] = context["fuzz_seconds"]
+  report = kill_matrix.elements_report(matrix["rows"], by_id, sources, tests, equivalents,
+                                       context["layers"], config)
+  with open(path, "w") as f:
+    json.dump(report, f, indent=1, sort_keys=True)
+    f.write("\n")
+
+
+def run_matrix(suite, mutants, layers, suite_id, args, scratch_root):
+  """The kill matrix of `mutants`: returns (first-kill outcomes by id, the
+  matrix for the report, how many mutants came whole from the cache)."""
+  tests = suite.matrix_test_ids(layers)
+  cache = MatrixCache(args.build_root, core_hash(), args.fresh)
+  keys = {layer: layer_key(layer, suite_id, args) for layer in layers}
+  todo, cached_count = [], 0
+  for m in mutants:
+    missing = [l for l in layers if not cache.get(m["id"], l, keys[l])]
+    cached_count += not missing
+    if missing:
+      todo.append((m, missing))
+  log(f"=== kill matrix: {len(mutants)} mutants ({cached_count} wholly from the cache), "
+      f"{args.jobs} at a time, layers {', '.join(layers)}")
+  done = 0
+  with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    futures = {pool.submit(suite.run_matrix_mutant, m, missing, scratch_root): m
+               for m, missing in todo}
+    for future in concurrent.futures.as_completed(futures):
+      m = futures[future]
+      for layer, (kills, seconds) in future.result().items():
+        cache.add(m["id"], layer, keys[layer], kills, seconds)
+      done += 1
+      row = {l: cache.get(m["id"], l, keys[l])["kills"] for l in layers}
+      verdict = "; ".join(f"{l} {len(k)}" for l, k in row.items() if k) or "survived"
+      log(f"[{done}/{len(todo)}] {m['id']} {m['file']}:{m['line']} {m['operator']}: "
+          f"killing tests per layer: {verdict}")
+  outcomes, rows = {}, []
+  for m in mutants:
+    records = {l: cache.get(m["id"], l, keys[l]) for l in layers}
+    kills = {l: r["kills"] for l, r in records.items()}
+    outcomes[m["id"]] = first_kill(m["id"], kills, sum(r["seconds"] for r in records.values()))
+    how = {t: h for k in kills.values() for t, h in k.items()}
+    rows.append(kill_matrix.MutantKills(m["id"], m["file"], m["operator"],
+                                        {l: sorted(k) for l, k in kills.items()}, how))
+  return outcomes, {"rows": rows, "tests": tests,
+                    "layer_seconds": {l: sum(cache.get(m["id"], l, keys[l])["seconds"]
+                                             for m in mutants) for l in layers}}, cached_count
 
 
 def main():
@@ -628,7 +973,21 @@ def main():
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
                                    epilog=__doc__.split("\n", 2)[2])
   parser.add_argument("ids", nargs="*", help="run only these mutants")
-  parser.add_argument("--sample", type=int, help="a random sample of K mutants")
+  parser.add_argument("--sample", type=int,
+                      help="a sample of K mutants, stratified by file and operator (--seed)")
+  parser.add_argument("--simple-random", action="store_true",
+                      help="--sample draws a simple random sample instead (how the reports "
+                      "before the kill matrix were sampled)")
+  parser.add_argument("--slice", metavar="K/N",
+                      help="the K-th of N disjoint stratified parts of the mutants (--seed); "
+                      "the N parts hold every mutant once")
+  parser.add_argument("--shard", metavar="K/N",
+                      help="after the other selections, the K-th of N disjoint stratified "
+                      "parts of what is left (a CI shard)")
+  parser.add_argument("--matrix", action="store_true",
+                      help="the kill matrix: every layer on every mutant, every program of "
+                      "each layer, no stop at the first kill; also writes the report as "
+                      "mutation-testing-elements JSON beside the markdown")
   parser.add_argument("--seed", type=int, default=1,
                       help="sample, RapidCheck and libFuzzer seed (default 1)")
   parser.add_argument("-j", "--jobs", type=int, default=2, help="mutants at a time (default 2)")
@@ -671,9 +1030,34 @@ def main():
       if mutant_id not in known:
         parser.error(f"no mutant {mutant_id} (see --list)")
     mutants = [m for m in mutants if m["id"] in set(args.ids)]
+  generated = len(mutants)
+  selection = []
+  if args.slice:
+    part, parts = parse_part(args.slice, "--slice")
+    mutants = stratified_part(mutants, part, parts, args.seed)
+    selection.append(f"part {part} of {parts} of the {generated} generated mutants, "
+                     f"stratified by file and operator (seed {args.seed}): {len(mutants)}")
   if args.sample:
-    mutants = sorted(random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))),
-                     key=lambda m: m["id"])
+    before = len(mutants)
+    if args.simple_random:
+      mutants = sorted(random.Random(args.seed).sample(mutants, min(args.sample, before)),
+                       key=lambda m: m["id"])
+      selection.append(f"a simple random sample of {len(mutants)} of {before} (seed "
+                       f"{args.seed})")
+    else:
+      mutants = stratified_sample(mutants, args.sample, args.seed)
+      selection.append(f"a sample of {len(mutants)} of {before} stratified by file and "
+                       f"operator (seed {args.seed})")
+  if args.shard:
+    part, parts = parse_part(args.shard, "--shard")
+    before = len(mutants)
+    mutants = stratified_part(mutants, part, parts, args.seed)
+    selection.append(f"shard {part} of {parts} of those {before}: {len(mutants)}")
+  if args.ids:
+    selection.append(f"{len(mutants)} mutants named on the command line")
+  if args.matrix and args.named:
+    parser.error("--matrix runs the generated mutants only (not --named)")
+  partial = bool(args.ids or args.sample or args.slice or args.shard)
   build_start = time.monotonic()
   builds.build("fuzz" in layers)
   build_seconds = time.monotonic() - build_start
@@ -682,32 +1066,37 @@ def main():
   scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
   try:
     suite.measure_baseline(layers, scratch_root)
-    cache = Cache(args.build_root, core, f"{suite_id}:{args.seed}:{args.property_cases}:"
-                  f"{args.fuzz_seconds}", args.fresh)
-    outcomes, todo = {}, []
-    for m in mutants:
-      cached = cache.usable(m["id"], layers)
-      if cached:
-        outcomes[m["id"]] = cached
-      else:
-        todo.append(m)
-    cached_count = len(outcomes)
-    log(f"=== {len(mutants)} mutants ({cached_count} from the cache), {args.jobs} at a time")
-    done = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-      futures = {pool.submit(suite.run_mutant, m, layers, scratch_root): m for m in todo}
-      for future in concurrent.futures.as_completed(futures):
-        m = futures[future]
-        outcome = future.result()
-        cache.add(outcome, layers)
-        outcomes[m["id"]] = outcome
-        done += 1
-        verdict = outcome.layer if outcome.layer == "survived" else \
-            f"killed by {outcome.layer} ({outcome.how}: {outcome.program})"
-        log(f"[{done}/{len(todo)}] {m['id']} {m['file']}:{m['line']} {m['operator']}: "
-            f"{verdict}, {outcome.seconds:.1f} s")
+    matrix = None
+    if args.matrix:
+      outcomes, matrix, cached_count = run_matrix(suite, mutants, layers, suite_id, args,
+                                                  scratch_root)
+    else:
+      cache = Cache(args.build_root, core, f"{suite_id}:{args.seed}:{args.property_cases}:"
+                    f"{args.fuzz_seconds}", args.fresh)
+      outcomes, todo = {}, []
+      for m in mutants:
+        cached = cache.usable(m["id"], layers)
+        if cached:
+          outcomes[m["id"]] = cached
+        else:
+          todo.append(m)
+      cached_count = len(outcomes)
+      log(f"=== {len(mutants)} mutants ({cached_count} from the cache), {args.jobs} at a time")
+      done = 0
+      with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(suite.run_mutant, m, layers, scratch_root): m for m in todo}
+        for future in concurrent.futures.as_completed(futures):
+          m = futures[future]
+          outcome = future.result()
+          cache.add(outcome, layers)
+          outcomes[m["id"]] = outcome
+          done += 1
+          verdict = outcome.layer if outcome.layer == "survived" else \
+              f"killed by {outcome.layer} ({outcome.how}: {outcome.program})"
+          log(f"[{done}/{len(todo)}] {m['id']} {m['file']}:{m['line']} {m['operator']}: "
+              f"{verdict}, {outcome.seconds:.1f} s")
     named = named_mutants() if (args.named if args.named is not None else
-                                not args.ids and not args.sample) else []
+                                not partial and not args.matrix) else []
     for m in named:
       cached = cache.usable(m["id"], layers)
       if cached:
@@ -741,18 +1130,29 @@ def main():
       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
       "cores": os.cpu_count(), "jobs": args.jobs, "seed": args.seed,
       "property_cases": args.property_cases, "fuzz_seconds": args.fuzz_seconds,
-      "layers": layers,
+      "layers": layers, "min_timeout": args.min_timeout,
+      "selection": "; ".join(selection) if selection else
+                   f"every one of the {generated} generated",
       "wall": duration(wall), "builds": duration(build_seconds),
       "mutant_seconds": sum(outcomes[m["id"]].seconds for m in mutants + list(named)),
       "cached": cached_count}
   out = args.out or os.path.join(REPO, "mutation",
-                                 "results-sample.md" if args.sample else "results.md")
+                                 "results-sample.md" if partial else "results.md")
   line = write_report(out, context, mutants, outcomes,
                       read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")),
                       listing.get("dropped_not_compiling", {}), named,
-                      named_skipped=not named and not args.sample)
+                      named_skipped=not named and not partial, matrix=matrix)
   log(f"=== report: {os.path.relpath(out, REPO)}")
+  if matrix:
+    json_path = os.path.splitext(out)[0] + ".json"
+    write_elements_json(json_path, context, mutants, matrix,
+                        read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")))
+    log(f"=== kill matrix, mutation-testing-elements JSON: {os.path.relpath(json_path, REPO)}")
   print(line)
+  if matrix:
+    for closing in kill_matrix.summary_lines(matrix["rows"], read_equivalents(
+        os.path.join(REPO, "mutation", "equivalent.txt")), layers, args.fuzz_seconds):
+      print(closing)
   return 0
 
 

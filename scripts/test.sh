@@ -3,6 +3,7 @@
 #
 #   scripts/test.sh             the default tier: every push, CI
 #   scripts/test.sh --nightly   the default tier, then the nightly additions
+#   scripts/test.sh --nightly --shard K/16   one shard of the nightly tier
 #
 # Default tier, in build directories under $DCPSCHED_BUILD_ROOT (default
 # build/):
@@ -37,8 +38,25 @@
 #   distributed   the distributed harness's tests with W = 8 gloo processes
 #                 (python/tests/test_distributed.py, DCPSCHED_NIGHTLY_DISTRIBUTED=1),
 #                 from the release build
-#   coverage, mutation  scripts/coverage.sh and mutation/run_mutants.py, when
-#                 they exist
+#   coverage      scripts/coverage.sh, when it exists
+#   mutation      the kill matrix (mutation/run_mutants.py --matrix, layers
+#                 unit, properties, corpus and fuzz at
+#                 $DCPSCHED_MUTATION_FUZZ_SECONDS, default 10, per target) of
+#                 one of 3 disjoint stratified slices of the generated mutants
+#                 (about 770 each; the slice is $DCPSCHED_MUTATION_SLICE, K/3,
+#                 by default the day number mod 3 plus 1, so three nights in a
+#                 row cover every mutant); report build/mutation-results*.md
+#                 and its mutation-testing-elements JSON beside it
+#
+# --shard K/N (N = 16, the only count defined) runs one part of the nightly
+# tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
+#   1       the default tier, properties, digest-builds, distributed
+#   2       asan-gcc, coverage
+#   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
+#           shard 3 the first)
+#   5..16   mutation, shard K-4 of 12 of the night's slice (--shard, a disjoint
+#           stratified part of it)
+# Without --shard, --nightly runs all of it in one go.
 #
 # Every stage runs even if an earlier one failed (a stage whose build fails
 # counts as one failure). The run ends with each stage's wall time and the
@@ -49,13 +67,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+NIGHTLY_SHARDS=16
+usage() { echo "usage: scripts/test.sh [--nightly [--shard K/$NIGHTLY_SHARDS]]" >&2; exit 2; }
 nightly=0
+shard=0
 case ${1:-} in
   "") ;;
   --nightly) nightly=1 ;;
-  -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
-  *) echo "usage: scripts/test.sh [--nightly]" >&2; exit 2 ;;
+  -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
+  *) usage ;;
 esac
+if [[ ${2:-} == --shard ]]; then
+  ((nightly)) || usage
+  [[ ${3:-} =~ ^([0-9]+)/([0-9]+)$ ]] || usage
+  shard=${BASH_REMATCH[1]}
+  if ((BASH_REMATCH[2] != NIGHTLY_SHARDS || shard < 1 || shard > NIGHTLY_SHARDS)); then
+    echo "scripts/test.sh: --shard K/$NIGHTLY_SHARDS, 1 <= K <= $NIGHTLY_SHARDS" \
+         "(the shards are laid out for $NIGHTLY_SHARDS)" >&2
+    exit 2
+  fi
+elif (($# > 1)); then
+  usage
+fi
 
 root=${DCPSCHED_BUILD_ROOT:-build}
 jobs=${DCPSCHED_JOBS:-$(nproc)}
@@ -216,16 +249,25 @@ fuzz() {
   count_fuzz "$root/fuzz.log"
 }
 
+# nightly_fuzz [PART PARTS]: every target, or the PART-th (1-based) of every
+# PARTS-th target in name order.
 nightly_fuzz() {
+  local part=${1:-1} parts=${2:-1}
   local scratch=$root/nightly
   rm -rf "$scratch"
   mkdir -p "$scratch"
   cp -r corpus "$scratch/corpus"
-  local build
+  local build targets=() all=() i
   build=$(DCPSCHED_FUZZ_BUILD="$root/ci-fuzz" fuzz/build_fuzzers.sh)
+  mapfile -t all < <(find "$build" -maxdepth 1 -type f -executable -name 'fuzz_*' \
+    ! -name '*_replay' ! -name 'fuzz_write_seeds' -printf '%f\n' | sort)
+  for i in "${!all[@]}"; do
+    ((i % parts == part - 1)) && targets+=("${all[i]}")
+  done
+  echo "nightly-fuzz: part $part of $parts: ${targets[*]}"
   fuzz/run_fuzzers.sh --build "$build" --corpus-root "$scratch/corpus" \
     -t "${DCPSCHED_NIGHTLY_FUZZ_SECONDS:-600}" -p "${DCPSCHED_FUZZ_PARALLEL:-2}" \
-    | tee "$root/nightly-fuzz.log" || true
+    "${targets[@]}" | tee "$root/nightly-fuzz.log" || true
   count_fuzz "$root/nightly-fuzz.log"
   fuzz/collect_new_inputs.sh "$scratch/corpus" "$scratch/new" | tee "$scratch/new.log"
   echo "nightly: fuzzed corpus in $scratch/corpus; what corpus/ lacks in $scratch/new/corpus"
@@ -273,23 +315,57 @@ optional_tool() {
   if "$tool" "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 
-stage release release
-stage asan asan
-stage oss-fuzz oss_fuzz
-stage import import
-stage fuzz fuzz
+# mutation [SHARD SHARDS]: the kill matrix of the night's slice, or of one
+# shard of it.
+mutation() {
+  local slice=${DCPSCHED_MUTATION_SLICE:-$(($(date -u +%s) / 86400 % 3 + 1))/3}
+  local args=(--matrix --slice "$slice" --seed 1 --layers unit,properties,corpus,fuzz
+              --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}" -j "$jobs")
+  local out=$root/mutation-results.md
+  if (($# == 2)); then
+    args+=(--shard "$1/$2")
+    out=$root/mutation-results-shard-$1.md
+  fi
+  optional_tool mutation/run_mutants.py "${args[@]}" --out "$out"
+}
+
+# in_shard N...: whether this run includes a part of shard N (every part
+# without --shard).
+in_shard() {
+  local k
+  ((shard == 0)) && return 0
+  for k in "$@"; do ((k == shard)) && return 0; done
+  return 1
+}
+
+if in_shard 1; then
+  stage release release
+  stage asan asan
+  stage oss-fuzz oss_fuzz
+  stage import import
+  stage fuzz fuzz
+fi
 if ((nightly)); then
-  stage nightly-fuzz nightly_fuzz
-  stage properties properties
-  stage asan-gcc asan_gcc
-  stage digest-builds digest_builds
-  stage distributed distributed_w8
-  stage coverage optional_tool scripts/coverage.sh
-  stage mutation optional_tool mutation/run_mutants.py --out "$root/mutation-results.md"
+  if ((shard == 0)); then
+    stage nightly-fuzz nightly_fuzz
+  elif in_shard 3 4; then
+    stage nightly-fuzz nightly_fuzz $((shard - 2)) 2
+  fi
+  in_shard 1 && stage properties properties
+  in_shard 2 && stage asan-gcc asan_gcc
+  in_shard 1 && stage digest-builds digest_builds
+  in_shard 1 && stage distributed distributed_w8
+  in_shard 2 && stage coverage optional_tool scripts/coverage.sh
+  if ((shard == 0)); then
+    stage mutation mutation
+  elif ((shard >= 5)); then
+    stage mutation mutation $((shard - 4)) $((NIGHTLY_SHARDS - 4))
+  fi
 fi
 
 tier=default
 ((nightly)) && tier=nightly
+((shard)) && tier="nightly shard $shard/$NIGHTLY_SHARDS"
 echo "=== $tier tier, stage times:"
 printf '  %s\n' "${stage_times[@]}"
 children_cpu

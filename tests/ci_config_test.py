@@ -46,6 +46,8 @@ SANITIZERS = {"address", "undefined", "memory", "coverage"}
 MODES = {"code-change", "batch", "prune", "coverage"}
 # What scripts/test.sh --nightly writes new inputs to (default build root).
 NIGHTLY_NEW_INPUTS = "build/nightly/new"
+# What a mutation shard of scripts/test.sh --nightly --shard K/N writes.
+NIGHTLY_MUTATION_REPORTS = "build/mutation-results-shard-*"
 
 
 def source_path(*parts):
@@ -223,7 +225,16 @@ class WorkflowFilesTest(unittest.TestCase):
         """An uploaded path is what an earlier step of the job writes."""
         earlier = job["steps"][:job["steps"].index(upload)]
         commands = " ".join(step.get("run", "") for step in earlier)
-        if path == NIGHTLY_NEW_INPUTS:
+        if path == NIGHTLY_MUTATION_REPORTS:
+            self.assertIn("scripts/test.sh --nightly --shard", commands)
+            with open(source_path("scripts", "test.sh"), encoding="utf-8") as handle:
+                script = handle.read()
+            self.assertIn("root=${DCPSCHED_BUILD_ROOT:-build}", script)
+            self.assertIn("out=$root/mutation-results-shard-$1.md", script)
+            # The JSON report goes beside the markdown one, same stem.
+            with open(source_path("mutation", "run_mutants.py"), encoding="utf-8") as handle:
+                self.assertIn('json_path = os.path.splitext(out)[0] + ".json"', handle.read())
+        elif path == NIGHTLY_NEW_INPUTS:
             self.assertIn("scripts/test.sh --nightly", commands)
             with open(source_path("scripts", "test.sh"), encoding="utf-8") as handle:
                 script = handle.read()
@@ -233,12 +244,54 @@ class WorkflowFilesTest(unittest.TestCase):
         else:
             self.assertRegex(commands, r"\b" + re.escape(path) + r'"?\s*$')
 
-    def test_nightly_workflow_runs_the_nightly_tier_on_a_schedule(self):
+    def nightly_shards(self):
+        """The shard count scripts/test.sh lays the nightly tier out for."""
+        with open(source_path("scripts", "test.sh"), encoding="utf-8") as handle:
+            script = handle.read()
+        count = int(re.search(r"^NIGHTLY_SHARDS=(\d+)$", script, re.M).group(1))
+        # Its help names the same count, and says what each shard runs.
+        self.assertIn(f"--shard K/{count}", script)
+        self.assertIn(f"(N = {count}, the only count defined)", script)
+        return count
+
+    def test_nightly_workflow_runs_every_shard_of_the_nightly_tier_on_a_schedule(self):
         workflow = load_yaml(".github", "workflows", "nightly.yml")
         self.assertIn("schedule", triggers(workflow))
-        commands = [step["run"].strip() for job in workflow["jobs"].values()
-                    for step in job["steps"] if "run" in step]
-        self.assertIn("scripts/install_deps.sh && scripts/test.sh --nightly", commands)
+        count = self.nightly_shards()
+        jobs = list(workflow["jobs"].values())
+        self.assertEqual(len(jobs), 1)
+        job = jobs[0]
+        strategy = job.get("strategy", {})
+        # Every shard runs, each once, and one failing shard stops no other.
+        self.assertEqual(strategy.get("matrix", {}).get("shard"), list(range(1, count + 1)))
+        self.assertIs(strategy.get("fail-fast"), False)
+        commands = [step["run"].strip() for step in job["steps"] if "run" in step]
+        self.assertIn("scripts/install_deps.sh && scripts/test.sh --nightly --shard "
+                      f"${{{{ matrix.shard }}}}/{count}", commands)
+        # A shard is laid out for at most 60 minutes; the job leaves room for
+        # installing the dependencies and a slow runner, and no more.
+        self.assertGreaterEqual(job["timeout-minutes"], 60)
+        self.assertLessEqual(job["timeout-minutes"], 180)
+        # upload-artifact@v4 refuses two artifacts of one name in a run.
+        names = [step["with"]["name"] for step in job["steps"]
+                 if step.get("uses", "").startswith("actions/upload-artifact@")]
+        self.assertTrue(names)
+        for name in names:
+            self.assertIn("${{ matrix.shard }}", name)
+        self.assertEqual(len(set(names)), len(names))
+
+    def test_test_sh_rejects_a_shard_layout_it_does_not_define(self):
+        import subprocess
+        count = self.nightly_shards()
+        for argv in (["--nightly", "--shard", f"0/{count}"],
+                     ["--nightly", "--shard", f"{count + 1}/{count}"],
+                     ["--nightly", "--shard", f"1/{count + 1}"],
+                     ["--shard", f"1/{count}"], ["--nightly", "--shard", "x"]):
+            with self.subTest(argv=argv):
+                result = subprocess.run([source_path("scripts", "test.sh"), *argv],
+                                        capture_output=True, text=True,
+                                        env=dict(os.environ, DCPSCHED_BUILD_ROOT=os.devnull))
+                self.assertEqual(result.returncode, 2, result.stderr)
 
     def test_nightly_workflow_keeps_the_mutation_cache_by_core_hash(self):
         workflow = load_yaml(".github", "workflows", "nightly.yml")

@@ -1,5 +1,7 @@
 #include "core/group_fit_index.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "gtest/gtest.h"
@@ -77,6 +79,27 @@ TEST(GroupFitIndexTest, ClosedGroupIsFoundByNoQuery) {
   EXPECT_EQ(index.LeastWork(1000), std::nullopt);
   EXPECT_EQ(index.Append(50, 0.5), 3u);
   EXPECT_EQ(OldestWithWorkAtMost(index, 1000, 10.0), 3u);
+}
+
+// Cost is behaviour too: with every group tied on work, LeastWork must prune
+// a subtree whose least work only equals the best so far, so each query
+// visits O(log G) nodes. The mutant group_fit_index-f4f4db4d (`>=` -> `>` in
+// the bound) searches every tied subtree, O(G) per query: these 50,000
+// queries over 2^17 groups take milliseconds, and tens of seconds under it,
+// past the mutation runner's timeout (mutation/equivalent.txt, time-only
+// mutants).
+TEST(GroupFitIndexTest, LeastWorkOnTiedGroupsPrunesEqualSubtrees) {
+  constexpr std::size_t kGroups = std::size_t{1} << 17;
+  GroupFitIndex index(kGroups);
+  for (std::size_t g = 0; g < kGroups; ++g) index.Append(10, 4.0);
+  double sum = 0;
+  for (int query = 0; query < 50000; ++query) {
+    const std::optional<double> least = index.LeastWork(10 + query % 7);
+    ASSERT_TRUE(least.has_value());
+    sum += *least;
+  }
+  EXPECT_EQ(sum, 4.0 * 50000);
+  EXPECT_EQ(index.LeastWork(9), std::nullopt);
 }
 
 }  // namespace

@@ -1,0 +1,272 @@
+"""The kill matrix of a mutation run: which tests of which layer killed which mutant.
+
+mutation/run_mutants.py --matrix runs every requested layer on every mutant
+without stopping at the first kill and hands the result here as a
+KillMatrix. This module computes, with no I/O:
+
+  - per bucket (a file, an operator, or everything), each layer's kills
+    alone, its unique kills (mutants no other requested layer kills), and the
+    union of the layers that need no hand-computed expectation (properties,
+    corpus replay and fuzz: NO_EXPECTATION);
+  - the minimal (subsuming) mutants (Ammann, Delamaro and Offutt, "Establishing
+    theoretical minimal sets of mutants", ICST 2014): mutant A subsumes B when
+    A is killed by some test and every test that kills A kills B. Mutants with
+    the same set of killing tests are indistinguishable; one representative
+    (the least id) stands for each such group. The minimal set is the
+    representatives of the groups whose killing set contains no other group's
+    killing set strictly. A test set kills every killed mutant exactly when it
+    kills every minimal one, and no smaller set of mutants has that property;
+    tests/kill_matrix_test.py checks both by brute force;
+  - the same layer figures over the minimal mutants of each bucket (the
+    bucket's own mutants only: a file's minimal set is computed from that
+    file's mutants);
+  - the report of the mutation-testing-elements schema (version 2, the JSON
+    that Stryker and Mull write and its HTML viewer reads).
+
+Golden vectors are not a scoring layer (a mutant only they kill is a gap):
+their kills are kept in the matrix but left out of every figure here but the
+golden column.
+"""
+
+import collections
+import dataclasses
+
+SCORING_LAYERS = ["unit", "properties", "corpus", "fuzz"]
+NO_EXPECTATION = ["properties", "corpus", "fuzz"]
+
+
+@dataclasses.dataclass
+class MutantKills:
+  """One mutant's row of the matrix: per layer that ran, the ids of the tests
+  that killed it (empty: the layer ran and it survived) and how (failed,
+  crashed, timeout) per test id."""
+  id: str
+  file: str
+  operator: str
+  kills: dict  # layer -> list of test ids
+  how: dict = dataclasses.field(default_factory=dict)  # test id -> failed | crashed | timeout
+
+  def killed_by(self, layers):
+    return {t for layer in layers for t in self.kills.get(layer, [])}
+
+  def killed_in(self, layer):
+    return bool(self.kills.get(layer))
+
+
+def scoring(layers):
+  return [l for l in SCORING_LAYERS if l in layers]
+
+
+def kill_set(row, layers):
+  return frozenset(row.killed_by(scoring(layers)))
+
+
+def non_equivalent(rows, equivalents, layers):
+  """The rows that count: every mutant but an equivalent one that no scoring
+  layer killed (a killed mutant listed as equivalent is a stale entry and
+  counts as killed)."""
+  return [r for r in rows if not (r.id in equivalents and not kill_set(r, layers))]
+
+
+def minimal_mutants(rows, layers):
+  """The minimal mutant set of `rows`: a sorted list of representative ids.
+
+  Groups the killed mutants by their set of killing tests (scoring layers),
+  keeps the groups whose set has no other group's set as a strict subset,
+  and returns each kept group's least id.
+  """
+  groups = collections.defaultdict(list)
+  for r in rows:
+    killers = kill_set(r, layers)
+    if killers:
+      groups[killers].append(r.id)
+  sets = list(groups)
+  minimal = []
+  for s in sets:
+    if not any(other < s for other in sets):
+      minimal.append(min(groups[s]))
+  return sorted(minimal)
+
+
+def subsumed_by(rows, layers):
+  """mutant id -> the ids of the mutants that strictly subsume it (killing set a
+  strict subset of its own), for the killed mutants."""
+  sets = {r.id: kill_set(r, layers) for r in rows}
+  return {a: sorted(b for b, sb in sets.items() if sb and sb < sa)
+          for a, sa in sets.items() if sa}
+
+
+@dataclasses.dataclass
+class Figures:
+  """A bucket's figures over some mutants."""
+  mutants: int  # non-equivalent mutants (or minimal mutants)
+  alone: dict  # layer -> killed by that layer
+  unique: dict  # layer -> killed by that layer and no other requested scoring layer
+  no_expectation: int  # killed by any of the NO_EXPECTATION layers that ran
+  any: int  # killed by any scoring layer
+  golden: int  # killed by golden (not scored)
+
+
+def figures(rows, layers):
+  ran = scoring(layers)
+  alone = {l: sum(r.killed_in(l) for r in rows) for l in ran}
+  unique = {l: sum(r.killed_in(l) and not any(r.killed_in(o) for o in ran if o != l)
+                   for r in rows) for l in ran}
+  free = [l for l in NO_EXPECTATION if l in ran]
+  return Figures(
+      mutants=len(rows), alone=alone, unique=unique,
+      no_expectation=sum(any(r.killed_in(l) for l in free) for r in rows),
+      any=sum(any(r.killed_in(l) for l in ran) for r in rows),
+      golden=sum(r.killed_in("golden") for r in rows))
+
+
+def buckets(rows):
+  """(kind, name) -> rows, for kind file and operator, and ("all", "all")."""
+  out = collections.defaultdict(list)
+  for r in rows:
+    out[("file", r.file)].append(r)
+    out[("operator", r.operator)].append(r)
+    out[("all", "all")].append(r)
+  return out
+
+
+def analyse(rows, equivalents, layers):
+  """(kind, name) -> (figures over the non-equivalent mutants, figures over the
+  bucket's minimal mutants, the minimal ids)."""
+  counted = non_equivalent(rows, equivalents, layers)
+  result = {}
+  groups = buckets(counted)
+  groups.setdefault(("all", "all"), [])  # present even with no mutant left to count
+  for key, members in groups.items():
+    minimal_ids = set(minimal_mutants(members, layers))
+    minimal_rows = [r for r in members if r.id in minimal_ids]
+    result[key] = (figures(members, layers), figures(minimal_rows, layers),
+                   sorted(minimal_ids))
+  return result
+
+
+def markdown_tables(rows, equivalents, layers):
+  """The report's matrix section: per file and per operator, over all
+  non-equivalent mutants and over the minimal ones."""
+  ran = scoring(layers)
+  free = [l for l in NO_EXPECTATION if l in ran]
+  analysis = analyse(rows, equivalents, layers)
+  free_name = " + ".join(free) if free else "none ran"
+  head = (["mutants"] + [f"{l} alone" for l in ran] + [f"{l} unique" for l in ran] +
+          [f"{free_name} (no hand-computed expectation)", "any layer"] +
+          (["golden"] if "golden" in layers else []))
+
+  def table(kind, title, which):
+    out = [f"#### {title}", "", f"| {kind} | " + " | ".join(head) + " |",
+           "| --- | " + " | ".join("---:" for _ in head) + " |"]
+    keys = sorted(k for k in analysis if k[0] == kind) + [("all", "all")]
+    for k in keys:
+      f = analysis[k][which]
+      cells = ([f.mutants] + [f.alone[l] for l in ran] + [f.unique[l] for l in ran] +
+               [f.no_expectation, f.any] + ([f.golden] if "golden" in layers else []))
+      label = "**all**" if k[0] == "all" else f"`{k[1]}`"
+      out.append(f"| {label} | " + " | ".join(str(c) for c in cells) + " |")
+    return out + [""]
+
+  text = []
+  for which, what in ((0, "non-equivalent mutants"), (1, "minimal (subsuming) mutants")):
+    text += [f"### Kill matrix over the {what}", ""]
+    if which == 1:
+      text += ["A mutant A subsumes B when some test kills A and every test that kills A "
+               "kills B (Ammann, Delamaro, Offutt 2014); mutants killed by the same tests "
+               "count once. The minimal set keeps one mutant per group that no other group "
+               "subsumes strictly; each bucket's minimal set is computed from that bucket's "
+               "mutants alone, so the rows do not add up to the total. Survivors of every "
+               "layer are outside it (nothing kills them).", ""]
+    text += table("file", "Per file", which)
+    text += table("operator", "Per operator", which)
+  return text, analysis
+
+
+def summary_lines(rows, equivalents, layers, fuzz_seconds):
+  """The closing figures of a matrix run, one line each."""
+  ran = scoring(layers)
+  counted = non_equivalent(rows, equivalents, layers)
+  f = figures(counted, layers)
+  minimal_ids = set(minimal_mutants(counted, layers))
+  fm = figures([r for r in counted if r.id in minimal_ids], layers)
+  n = f.mutants
+  lines = []
+  if "properties" in ran:
+    lines.append(f"properties alone: {f.alone['properties']} of {n} non-equivalent mutants "
+                 f"killed")
+  if "corpus" in ran:
+    lines.append(f"corpus replay alone: {f.alone['corpus']} of {n}")
+  if "fuzz" in ran:
+    lines.append(f"fuzzers alone, seed corpora, {fuzz_seconds} s per target: "
+                 f"{f.alone['fuzz']} of {n}")
+  free = [l for l in NO_EXPECTATION if l in ran]
+  if free:
+    lines.append(f"{' + '.join(free)} (no hand-computed expectations): "
+                 f"{f.no_expectation} of {n}")
+  lines.append(f"minimal mutants: {fm.mutants} (of the {f.any} killed); of them "
+               + ", ".join(f"{l} alone killed {fm.alone[l]}" for l in ran)
+               + (f", {' + '.join(free)} {fm.no_expectation}" if len(free) > 1 else ""))
+  return lines
+
+
+# --- the mutation-testing-elements report -------------------------------------
+
+def status_of(row, equivalents, layers):
+  """Killed, Timeout (every kill a hang) or Survived; Ignored for an
+  equivalent survivor."""
+  killers = kill_set(row, layers)
+  if not killers:
+    return "Ignored" if row.id in equivalents else "Survived"
+  if all(row.how.get(t) == "timeout" for t in killers):
+    return "Timeout"
+  return "Killed"
+
+
+def elements_report(rows, mutants, sources, tests, equivalents, layers, config):
+  """The mutation-testing-elements report (schemaVersion 2) as a dict.
+
+  rows: MutantKills; mutants: id -> the generator's record (line, column,
+  operator, before, after, description); sources: file -> its text;
+  tests: test id -> (test file, display name), every test that may appear in
+  killedBy; config: the run's settings (free-format).
+  """
+  files = collections.defaultdict(list)
+  for r in rows:
+    m = mutants[r.id]
+    killers = sorted(kill_set(r, layers))
+    # A mutant spans its original text: the generator records where it starts
+    # and the text, with runs of whitespace squeezed, so the end is exact on
+    # one line and approximate when the text spans lines.
+    end_column = m["column"] + max(1, len(m["before"]))
+    entry = {
+        "id": r.id, "mutatorName": m["operator"], "replacement": m["after"],
+        "description": m["description"],
+        "location": {"start": {"line": m["line"], "column": m["column"]},
+                     "end": {"line": m["line"], "column": end_column}},
+        "status": status_of(r, equivalents, layers),
+        "killedBy": killers,
+    }
+    if entry["status"] == "Ignored":
+      entry["statusReason"] = "equivalent: " + equivalents[r.id]
+    elif r.kills.get("golden") and not killers:
+      entry["statusReason"] = "killed by the golden vectors only: " + \
+          ", ".join(sorted(r.kills["golden"]))
+    elif killers:
+      entry["statusReason"] = "; ".join(
+          f"{layer}: " + ", ".join(f"{t} ({r.how.get(t, 'failed')})" for t in sorted(ids))
+          for layer, ids in r.kills.items() if ids)
+    files[r.file].append(entry)
+  test_files = collections.defaultdict(list)
+  for test_id, (test_file, name) in sorted(tests.items()):
+    test_files[test_file].append({"id": test_id, "name": name})
+  return {
+      "schemaVersion": "2",
+      "thresholds": {"high": 90, "low": 80},
+      "projectRoot": ".",
+      "config": config,
+      "framework": {"name": "dcpsched mutation/run_mutants.py"},
+      "files": {f: {"language": "cpp", "source": sources[f], "mutants": ms}
+                for f, ms in sorted(files.items())},
+      "testFiles": {f: {"tests": ts} for f, ts in sorted(test_files.items())},
+  }

@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""Checks mutation/kill_matrix.py on small synthetic kill matrices.
+
+The minimal mutant set is checked against its definition, by brute force over
+every set of tests and every set of mutants (Ammann, Delamaro, Offutt 2014): a
+test set that kills every minimal mutant kills every killed mutant, no smaller
+set of mutants has that property, and the minimal set holds no two mutants
+killed by the same tests. The per-layer figures are recounted from the raw
+matrix by set algebra, independently of the module's loops.
+
+Run: /usr/bin/python3 tests/kill_matrix_test.py [SOURCE_DIR] (ctest kill_matrix).
+"""
+
+import itertools
+import json
+import os
+import random
+import sys
+import unittest
+
+SOURCE_DIR = os.path.abspath(
+    sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "mutation"))
+import kill_matrix as km  # noqa: E402
+
+LAYERS = ["unit", "properties", "corpus", "fuzz"]
+TESTS = {"unit": ["u1", "u2"], "properties": ["p1", "p2"], "corpus": ["c1"], "fuzz": ["f1"]}
+
+
+def random_rows(rng, count):
+  rows = []
+  for i in range(count):
+    kills = {layer: sorted(t for t in tests if rng.random() < 0.3)
+             for layer, tests in TESTS.items()}
+    rows.append(km.MutantKills(id=f"m{i:02d}", file=rng.choice(["a.cc", "b.cc"]),
+                               operator=rng.choice(["op1", "op2"]), kills=kills))
+  return rows
+
+
+def kills(test_set, mutant_set, sets):
+  return all(sets[m] & test_set for m in mutant_set)
+
+
+def brute_force_minimal_size(rows):
+  """The size of the smallest set of mutants S such that every test set that
+  kills all of S kills every killed mutant, found by trying every S."""
+  sets = {r.id: r.killed_by(LAYERS) for r in rows}
+  killed = [m for m, s in sets.items() if s]
+  tests = sorted(set().union(*sets.values())) if sets else []
+  test_sets = [set(c) for n in range(len(tests) + 1) for c in itertools.combinations(tests, n)]
+  for size in range(len(killed) + 1):
+    for candidate in itertools.combinations(killed, size):
+      if all(kills(t, killed, sets) for t in test_sets if kills(t, candidate, sets)):
+        return size, test_sets, sets, killed
+  raise AssertionError("unreachable: the killed mutants themselves qualify")
+
+
+class MinimalSetTest(unittest.TestCase):
+  def test_hand_made_example(self):
+    # m0 killed by {u1}, m1 by {u1, p1}, m2 by {u1} (same as m0), m3 by {p2},
+    # m4 by nothing: m0 subsumes m1 and m2 is indistinguishable from m0.
+    rows = [km.MutantKills("m0", "a.cc", "op", {"unit": ["u1"]}),
+            km.MutantKills("m1", "a.cc", "op", {"unit": ["u1"], "properties": ["p1"]}),
+            km.MutantKills("m2", "a.cc", "op", {"unit": ["u1"]}),
+            km.MutantKills("m3", "a.cc", "op", {"properties": ["p2"]}),
+            km.MutantKills("m4", "a.cc", "op", {"unit": []})]
+    self.assertEqual(km.minimal_mutants(rows, LAYERS), ["m0", "m3"])
+    self.assertEqual(km.subsumed_by(rows, LAYERS)["m1"], ["m0", "m2"])
+    self.assertEqual(km.subsumed_by(rows, LAYERS)["m0"], [])
+
+  def test_random_matrices_against_the_definition(self):
+    rng = random.Random(23)
+    for trial in range(60):
+      rows = random_rows(rng, rng.randint(0, 8))
+      with self.subTest(trial=trial):
+        minimal = km.minimal_mutants(rows, LAYERS)
+        size, test_sets, sets, killed = brute_force_minimal_size(rows)
+        self.assertEqual(len(minimal), size)
+        # Sufficient: a test set that kills every minimal mutant kills them all.
+        for t in test_sets:
+          if kills(t, minimal, sets):
+            self.assertTrue(kills(t, killed, sets))
+        # No two minimal mutants are indistinguishable, none is a survivor, and
+        # each is its group's least id.
+        self.assertEqual(len({frozenset(sets[m]) for m in minimal}), len(minimal))
+        for m in minimal:
+          self.assertTrue(sets[m])
+          self.assertEqual(m, min(k for k in killed if sets[k] == sets[m]))
+
+  def test_subsumption_matches_the_definition(self):
+    rng = random.Random(5)
+    for _ in range(30):
+      rows = random_rows(rng, 7)
+      sets = {r.id: r.killed_by(LAYERS) for r in rows}
+      relation = km.subsumed_by(rows, LAYERS)
+      for b in sets:
+        if not sets[b]:
+          self.assertNotIn(b, relation)
+          continue
+        # A strictly subsumes B: A killed, every test killing A kills B, and
+        # some test kills B but not A.
+        expected = sorted(a for a in sets if sets[a] and all(t in sets[b] for t in sets[a])
+                          and any(t not in sets[a] for t in sets[b]))
+        self.assertEqual(relation[b], expected)
+
+
+class FiguresTest(unittest.TestCase):
+  def recount(self, rows, layers):
+    """The figures by set algebra over mutant ids."""
+    ran = [l for l in LAYERS if l in layers]
+    by = {l: {r.id for r in rows if r.kills.get(l)} for l in ran}
+    unique = {l: len(by[l] - set().union(*(by[o] for o in ran if o != l))) for l in ran}
+    free = set().union(*(by[l] for l in ran if l != "unit"))
+    return {l: len(s) for l, s in by.items()}, unique, len(free), len(set().union(*by.values()))
+
+  def test_random_matrices(self):
+    rng = random.Random(11)
+    for trial in range(40):
+      rows = random_rows(rng, rng.randint(1, 12))
+      layers = [l for l in LAYERS if rng.random() < 0.8] or ["unit"]
+      for r in rows:  # a layer that did not run has no entry
+        r.kills = {l: t for l, t in r.kills.items() if l in layers}
+      with self.subTest(trial=trial, layers=layers):
+        f = km.figures(rows, layers)
+        alone, unique, free, any_ = self.recount(rows, layers)
+        self.assertEqual(f.alone, alone)
+        self.assertEqual(f.unique, unique)
+        self.assertEqual(f.no_expectation, free)
+        self.assertEqual(f.any, any_)
+        self.assertEqual(f.mutants, len(rows))
+
+  def test_equivalent_survivors_leave_the_count_and_stale_entries_stay(self):
+    rows = [km.MutantKills("m0", "a.cc", "op", {"unit": ["u1"]}),
+            km.MutantKills("m1", "a.cc", "op", {"unit": []}),
+            km.MutantKills("m2", "b.cc", "op", {"unit": []})]
+    equivalents = {"m0": "stale", "m1": "argued"}
+    counted = km.non_equivalent(rows, equivalents, ["unit"])
+    self.assertEqual([r.id for r in counted], ["m0", "m2"])
+    analysis = km.analyse(rows, equivalents, ["unit"])
+    self.assertEqual(analysis[("all", "all")][0].mutants, 2)
+    self.assertEqual(analysis[("file", "a.cc")][0].alone["unit"], 1)
+    self.assertEqual(analysis[("file", "b.cc")][0].any, 0)
+    self.assertEqual(km.status_of(rows[1], equivalents, ["unit"]), "Ignored")
+    self.assertEqual(km.status_of(rows[2], equivalents, ["unit"]), "Survived")
+
+  def test_only_equivalent_mutants_give_empty_tables(self):
+    rows = [km.MutantKills("m0", "a.cc", "op", {"unit": []})]
+    text, analysis = km.markdown_tables(rows, {"m0": "argued"}, ["unit"])
+    self.assertEqual(analysis[("all", "all")][0].mutants, 0)
+    self.assertIn("| **all** | 0 | 0 | 0 | 0 | 0 |", text)
+
+  def test_golden_kills_are_not_scored(self):
+    rows = [km.MutantKills("m0", "a.cc", "op", {"unit": [], "golden": ["golden_test"]})]
+    layers = ["unit", "golden"]
+    self.assertEqual(km.figures(rows, layers).any, 0)
+    self.assertEqual(km.figures(rows, layers).golden, 1)
+    self.assertEqual(km.minimal_mutants(rows, layers), [])
+    self.assertEqual(km.status_of(rows[0], {}, layers), "Survived")
+
+
+class SamplingTest(unittest.TestCase):
+  """run_mutants.py's stratified sample and parts."""
+
+  def mutants(self, rng, count):
+    return [{"id": f"x-{i:04d}", "file": rng.choice(["a.cc", "b.cc", "c.cc"]),
+             "operator": rng.choice(["op1", "op2", "op3", "op4"])} for i in range(count)]
+
+  def test_sample_is_reproducible_proportional_and_of_the_asked_size(self):
+    import run_mutants
+    rng = random.Random(3)
+    for trial in range(20):
+      mutants = self.mutants(rng, rng.randint(1, 300))
+      size = rng.randint(0, len(mutants) + 5)
+      with self.subTest(trial=trial):
+        sample = run_mutants.stratified_sample(mutants, size, seed=trial)
+        self.assertEqual(sample, run_mutants.stratified_sample(list(reversed(mutants)), size,
+                                                               seed=trial))
+        self.assertEqual(len(sample), min(size, len(mutants)))
+        self.assertEqual(len({m["id"] for m in sample}), len(sample))
+        strata = {}
+        for m in mutants:
+          strata.setdefault((m["file"], m["operator"]), []).append(m)
+        for key, members in strata.items():
+          drawn = sum((m["file"], m["operator"]) == key for m in sample)
+          share = len(sample) * len(members) / len(mutants)
+          self.assertLess(abs(drawn - share), 1, key)
+
+  def test_parts_are_disjoint_cover_everything_and_differ_by_at_most_one(self):
+    import run_mutants
+    rng = random.Random(4)
+    for trial in range(20):
+      mutants = self.mutants(rng, rng.randint(0, 200))
+      parts = rng.randint(1, 9)
+      with self.subTest(trial=trial, parts=parts):
+        chosen = [run_mutants.stratified_part(mutants, k, parts, seed=7)
+                  for k in range(1, parts + 1)]
+        ids = [m["id"] for part in chosen for m in part]
+        self.assertEqual(sorted(ids), sorted(m["id"] for m in mutants))
+        sizes = [len(part) for part in chosen]
+        self.assertLessEqual(max(sizes) - min(sizes), 1)
+
+
+class FailedTestsTest(unittest.TestCase):
+  """run_mutants.py names the GoogleTest tests a program's log shows failing."""
+
+  LOG = """Running main() from gmock_main.cc
+[==========] Running 4 tests from 2 test suites.
+[ RUN      ] CheckerTest.Passes
+[       OK ] CheckerTest.Passes (0 ms)
+[ RUN      ] CheckerTest.Fails
+tests/checker_test.cc:10: Failure
+[  FAILED  ] CheckerTest.Fails (1 ms)
+[ RUN      ] Param/SizeTest.Fits/3
+[  FAILED  ] Param/SizeTest.Fits/3, where GetParam() = 4 (0 ms)
+[ RUN      ] CheckerTest.Hangs
+"""
+
+  def failed(self, text, how):
+    import tempfile
+    import run_mutants
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+      f.write(text)
+    try:
+      return run_mutants.Suite.failed_tests(f.name, how)
+    finally:
+      os.remove(f.name)
+
+  def test_failures_and_the_test_running_at_a_crash_or_hang(self):
+    self.assertEqual(self.failed(self.LOG, "failed"),
+                     {"CheckerTest.Fails": "failed", "Param/SizeTest.Fits/3": "failed"})
+    self.assertEqual(self.failed(self.LOG, "timeout"),
+                     {"CheckerTest.Fails": "failed", "Param/SizeTest.Fits/3": "failed",
+                      "CheckerTest.Hangs": "timeout"})
+    summary = self.LOG.replace("[ RUN      ] CheckerTest.Hangs\n", "") + (
+        "[==========] 3 tests ran.\n[  FAILED  ] 2 tests, listed below:\n"
+        "[  FAILED  ] CheckerTest.Fails\n")
+    self.assertEqual(self.failed(summary, "crashed"),
+                     {"CheckerTest.Fails": "failed", "Param/SizeTest.Fits/3": "failed"})
+
+
+class ElementsReportTest(unittest.TestCase):
+  def test_report_has_the_schema_fields(self):
+    rows = [km.MutantKills("m0", "core/a.cc", "relational", {"unit": ["S.T"], "fuzz": []},
+                           how={"S.T": "crashed"}),
+            km.MutantKills("m1", "core/a.cc", "relational", {"unit": [], "fuzz": ["fuzz_x"]},
+                           how={"fuzz_x": "timeout"}),
+            km.MutantKills("m2", "core/a.cc", "relational", {"unit": [], "fuzz": []})]
+    mutants = {m: {"line": 3, "column": 5, "operator": "relational", "before": "<",
+                   "after": "<=", "description": "core/a.cc:3:5: relational: < -> <="}
+               for m in ("m0", "m1", "m2")}
+    tests = {"S.T": ("tests/a_test.cc", "S.T"), "fuzz_x": ("fuzz/fuzz_x.cc", "fuzz_x")}
+    report = km.elements_report(rows, mutants, {"core/a.cc": "int a;\n"}, tests,
+                                {"m2": "why"}, ["unit", "fuzz"], {"seed": 1})
+    json.dumps(report)  # serializable
+    self.assertEqual(report["schemaVersion"], "2")
+    self.assertEqual(set(report["thresholds"]), {"high", "low"})
+    entries = report["files"]["core/a.cc"]["mutants"]
+    self.assertEqual([e["status"] for e in entries], ["Killed", "Timeout", "Ignored"])
+    self.assertEqual(entries[0]["killedBy"], ["S.T"])
+    self.assertEqual(entries[0]["location"], {"start": {"line": 3, "column": 5},
+                                              "end": {"line": 3, "column": 6}})
+    for e in entries:
+      self.assertLessEqual({"id", "mutatorName", "location", "status"}, set(e))
+    ids = {t["id"] for f in report["testFiles"].values() for t in f["tests"]}
+    self.assertLessEqual({t for e in entries for t in e["killedBy"]}, ids)
+
+
+if __name__ == "__main__":
+  unittest.main(verbosity=2)
