@@ -240,15 +240,15 @@ def test_the_timing_mode_reports_nothing_when_outputs_differ():
                           for case in cases]}
     out = io.StringIO()
     results = [rank_result(other), rank_result(record)]
-    status = distributed._report(cases, results, 2, 1.0, out, "", timing=(4, 1))  # pylint: disable=protected-access
+    report = distributed._report  # pylint: disable=protected-access
+    status = report(cases, results, 2, 1.0, out, "", timing=(4, 1))
     assert status == 1
     text = out.getvalue()
     assert "timing: NOT REPORTED" in text and "run() upstream" not in text
     assert re.search(r"^differ: case 1 .*\n  rank 0: ", text, re.M), text
     # The same records, all equal: figures, exit 0.
     out = io.StringIO()
-    status = distributed._report(cases, [rank_result(record)] * 2, 2, 1.0, out, "",  # pylint: disable=protected-access
-                                 timing=(4, 1))
+    status = report(cases, [rank_result(record)] * 2, 2, 1.0, out, "", timing=(4, 1))
     assert status == 0 and len(TIMING_LINE.findall(out.getvalue())) == 2, out.getvalue()
     with pytest.raises(ValueError):
         distributed_timing.cases(8, 12, 1, 5154)
