@@ -86,7 +86,8 @@ def cases(world: int, samples: int, repeats: int, seed: int) -> List[dict]:
 
 
 def _ms(seconds):
-    return f"{seconds * 1000:.3g} ms"
+    """3 significant digits, in ms below a second, else in s."""
+    return f"{seconds:.3g} s" if seconds >= 0.9995 else f"{seconds * 1000:.3g} ms"
 
 
 def _slowest(per_rank, variant, field):
