@@ -5,11 +5,14 @@ schedule, reroute, pack, broadcast; scheduling by dcpsched), on W gloo
 processes: everything equal at W = 4; a drop-in that swaps two samples
 differs (exit 1) and one that raises on one rank only brings every rank
 down under the deadline (exit 3, NOT CHECKED, no hang), both at W = 2 to
-keep the default tier short; usage errors exit 2.
+keep the default tier short; usage errors exit 2. The timing mode
+(--timing) at W = 2 reports run() and scheduler times per topology, with
+shares between 0 and 1, and reports no figure (exit 1) when outputs differ.
 W = 8 runs in the nightly tier only (DCPSCHED_NIGHTLY_DISTRIBUTED=1,
 scripts/test.sh --nightly). No Megatron-LM code is needed.
 """
 
+import io
 import os
 import pathlib
 import re
@@ -21,7 +24,7 @@ import pytest
 import torch
 
 from conftest import EXAMPLES_DIR
-from dcpsched.conformance import distributed_cases, records
+from dcpsched.conformance import distributed, distributed_cases, distributed_timing, records
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 PIPELINE = FIXTURES / "megatron_pipeline"
@@ -145,6 +148,11 @@ def test_usage_and_input_errors_exit_2(tmp_path):
     assert status == 2 and "drop-in file" in output, output
     status, output = harness("--megatron", tmp_path, "--distributed", 4)
     assert status == 2 and "not found" in output, output
+    status, output = harness("--megatron", PIPELINE, "--timing")
+    assert status == 2 and "--timing needs --distributed" in output, output
+    status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--timing",
+                             "--timing-samples", 3, "--drop-in", DROP_IN)
+    assert status == 2 and "multiple of W" in output, output
 
 
 def test_records_are_bit_for_bit():
@@ -188,3 +196,66 @@ def test_the_fixture_pipeline_is_equal_on_every_rank_at_w8():
     assert (cases, world, differ, both, compared) == (24, 8, 0, 1, 24 * 8)
     assert equal == 23
     print(textwrap.indent(output, "  "))
+
+
+TIMING_LINE = re.compile(
+    r"^timing: tp 1 x dp (\d+) x cp (\d+): (\d+) samples, (\d+) per DP rank, (\d+) "
+    r"microbatches; run\(\) upstream ([\d.e-]+ m?s) \(scheduler ([\d.e-]+ m?s), share "
+    r"([\d.]+)\), drop-in ([\d.e-]+ m?s) \(scheduler ([\d.e-]+ m?s), share ([\d.]+)\); "
+    r"run\(\) upstream/drop-in ([\d.]+)x, scheduler upstream/drop-in ([\d.e+-]+)x; equal "
+    r"on every rank in all (\d+) repetitions$", re.M)
+
+
+def seconds(text):
+    """'12.3 ms' or '1.2 s' in seconds."""
+    number, unit = text.split()
+    return float(number) / (1000 if unit == "ms" else 1)
+
+
+def test_the_timing_mode_reports_run_and_scheduler_times_at_w2():
+    status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--timing",
+                             "--timing-samples", 32, "--repeats", 2, "--drop-in", DROP_IN)
+    assert status == 0, output
+    assert "timing: W = 2, one global batch of 32 samples" in output
+    lines = TIMING_LINE.findall(output)
+    assert [(int(dp), int(cp)) for dp, cp, *_ in lines] == [(2, 1), (1, 2)], output
+    for (dp, _, samples, per_rank, microbatches, up_run, up_sched, up_share, our_run,
+         our_sched, our_share, _, _, repeats) in lines:
+        assert (int(samples), int(per_rank), int(repeats)) == (32, 32 // int(dp), 2)
+        assert int(microbatches) >= 1
+        assert 0 < seconds(up_sched) <= seconds(up_run)
+        assert 0 < seconds(our_sched) <= seconds(our_run)
+        assert 0 < float(up_share) < 1 and 0 < float(our_share) < 1
+    # 2 topologies x 2 repetitions, every one equal on both ranks.
+    assert closing(output) == [4, 2, 4, 0, 0, 8]
+    assert "NOT " not in output.split("distributed: W = 2")[1]
+
+
+def test_the_timing_mode_reports_nothing_when_outputs_differ():
+    cases = distributed_timing.cases(2, 4, 1, 5154)
+    record = records.of_result((iter([{"x": torch.tensor([1])}]), 1, 2.0, 4.0))
+    other = records.of_result((iter([{"x": torch.tensor([2])}]), 1, 2.0, 4.0))
+    timed = {"seconds": 1.0, "run_seconds": 1.0, "scheduler_seconds": 0.5, "ids": None}
+
+    def rank_result(drop_in):
+        return {"shims": [], "stand_ins": [], "torch": "test",
+                "classes": {"upstream": "Theirs", "drop_in": "Ours"},
+                "cases": [{"index": case["index"],
+                           "upstream": {**record, **timed, "scheduler_calls": ["Theirs"]},
+                           "drop_in": {**(drop_in if case["index"] == 1 else record), **timed,
+                                       "scheduler_calls": ["Ours"]}}
+                          for case in cases]}
+    out = io.StringIO()
+    results = [rank_result(other), rank_result(record)]
+    report = distributed._report  # pylint: disable=protected-access
+    status = report(cases, results, 2, 1.0, out, "", timing=(4, 1))
+    assert status == 1
+    text = out.getvalue()
+    assert "timing: NOT REPORTED" in text and "run() upstream" not in text
+    assert re.search(r"^differ: case 1 .*\n  rank 0: ", text, re.M), text
+    # The same records, all equal: figures, exit 0.
+    out = io.StringIO()
+    status = report(cases, [rank_result(record)] * 2, 2, 1.0, out, "", timing=(4, 1))
+    assert status == 0 and len(TIMING_LINE.findall(out.getvalue())) == 2, out.getvalue()
+    with pytest.raises(ValueError):
+        distributed_timing.cases(8, 12, 1, 5154)

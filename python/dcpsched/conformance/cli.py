@@ -63,6 +63,17 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--distributed-timeout", type=float, default=600.0, metavar="SECONDS",
                        help="with --distributed: deadline of the whole run, and of each "
                             "collective (default 600)")
+    group.add_argument("--timing", action="store_true",
+                       help="with --distributed: instead of the generated cases, time one "
+                            "global batch of the benchmark workload in run() with each "
+                            "scheduler, and the scheduling call's share (outputs compared "
+                            "too; no figure unless all are equal)")
+    group.add_argument("--timing-samples", type=int, default=512, metavar="N",
+                       help="with --timing: samples in the global batch, a multiple of W "
+                            "(default 512)")
+    group.add_argument("--repeats", type=int, default=5, metavar="R",
+                       help="with --timing: repetitions per topology, medians reported "
+                            "(default 5)")
     return parser
 
 
@@ -131,6 +142,11 @@ def _run_distributed(args, out) -> int:
         print("conformance: --distributed needs W >= 2, --batches >= 1 and a positive "
               "--distributed-timeout", file=sys.stderr)
         return 2
+    if args.timing and (args.repeats < 1 or args.timing_samples < args.distributed
+                        or args.timing_samples % args.distributed):
+        print("conformance: --timing needs --repeats >= 1 and --timing-samples a positive "
+              "multiple of W", file=sys.stderr)
+        return 2
     drop_in = args.drop_in or _default_drop_in()
     if drop_in is None or not drop_in.is_file():
         print(f"conformance: the drop-in file {drop_in or 'megatron_drop_in.py'} was not found: "
@@ -153,13 +169,18 @@ def _run_distributed(args, out) -> int:
     suffix = UNMODELLED.format(parameters=", ".join(unmodelled)) if unmodelled else ""
     status = distributed.run_distributed(args.megatron, drop_in, args.distributed,
                                          args.batches, args.seed, args.distributed_timeout, out,
-                                         closing_suffix=suffix)
+                                         closing_suffix=suffix,
+                                         timing=((args.timing_samples, args.repeats)
+                                                 if args.timing else None))
     return max(status, 1) if unmodelled and status == 0 else status
 
 
 def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     """Runs the check; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.timing and args.distributed is None:
+        print("conformance: --timing needs --distributed W", file=sys.stderr)
+        return 2
     if args.distributed is not None:
         try:
             return _run_distributed(args, out)

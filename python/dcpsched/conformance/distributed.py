@@ -15,6 +15,11 @@ that fails, hangs past the deadline or stops out of step brings the others
 down (they are ended, by their process ids) and the closing line says NOT
 CHECKED (exit 3); a case whose scheduler did not run on a data rank, or
 ran with the wrong class, is an internal error too. Differences exit 1.
+
+With timing (--timing) the cases are distributed_timing.py's (one benchmark
+batch per topology, repeated), compared the same way, and the report adds
+the run() and scheduler times, or, unless every case is equal on every
+rank, says it reports none and exits 1.
 """
 
 import collections
@@ -27,7 +32,7 @@ import tempfile
 import time
 from typing import List
 
-from dcpsched.conformance import distributed_cases, records
+from dcpsched.conformance import distributed_cases, distributed_timing, records
 
 CLOSING = ("distributed conformance: {cases} cases on {world} ranks, {equal} equal on every "
            "rank, {differ} differ, {both} both reject (on every rank); {compared} rank records "
@@ -131,16 +136,23 @@ def _check_scheduler_ran(case, per_rank, classes):
 
 
 def run_distributed(megatron, drop_in, world, count, seed, timeout, out,
-                    closing_suffix="") -> int:
+                    closing_suffix="", timing=None) -> int:
     """Runs the harness; prints the report (after the caller's upstream
     lines) and returns the exit status: 0 all equal, 1 a difference, 3 not
     run to the end. closing_suffix is appended to the closing line (the
-    caller's NOT CONFORMANT for unmodelled upstream parameters)."""
-    cases = distributed_cases.generate(world, count, seed)
+    caller's NOT CONFORMANT for unmodelled upstream parameters). timing
+    (samples, repeats) runs the timing mode (distributed_timing.py) instead
+    of `count` generated cases."""
+    if timing:
+        cases = distributed_timing.cases(world, timing[0], timing[1], seed)
+        count = len(cases)
+    else:
+        cases = distributed_cases.generate(world, count, seed)
     shapes = sorted({(c["tp"], c["dp"], c["cp"]) for c in cases})
-    print(f"distributed: W = {world} gloo processes, {count} cases (seed {seed}), topologies "
-          f"tp x dp x cp {', '.join('x'.join(map(str, s)) for s in shapes)}, pp 1; drop-in "
-          f"{drop_in}", file=out)
+    print(f"distributed: W = {world} gloo processes, {count} cases (seed {seed}"
+          f"{'; timing: one benchmark batch per topology, repeated' if timing else ''}), "
+          f"topologies tp x dp x cp {', '.join('x'.join(map(str, s)) for s in shapes)}, pp 1; "
+          f"drop-in {drop_in}", file=out)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dcpsched-distributed-") as tmp:
         tmp = pathlib.Path(tmp)
@@ -149,7 +161,7 @@ def run_distributed(megatron, drop_in, world, count, seed, timeout, out,
             "megatron": str(pathlib.Path(megatron).resolve()),
             "drop_in": str(pathlib.Path(drop_in).resolve()), "world": world,
             "rendezvous": str(tmp / "rendezvous"), "collective_timeout": timeout,
-            "cases": cases}))
+            "timing": bool(timing), "cases": cases}))
         ranks = _Ranks(job_file, world, tmp)
         try:
             codes, timed_out = ranks.wait(time.monotonic() + timeout)
@@ -174,7 +186,7 @@ def run_distributed(megatron, drop_in, world, count, seed, timeout, out,
             return 3
         results = [_read(tmp / f"{r}.json") for r in range(world)]
     elapsed = time.monotonic() - started
-    return _report(cases, results, world, elapsed, out, closing_suffix)
+    return _report(cases, results, world, elapsed, out, closing_suffix, timing)
 
 
 def _read(path):
@@ -184,7 +196,7 @@ def _read(path):
         return None
 
 
-def _report(cases, results, world, elapsed, out, closing_suffix) -> int:
+def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) -> int:
     first = results[0]
     for line in first["shims"]:
         print(f"shim: {line}", file=out)
@@ -219,10 +231,14 @@ def _report(cases, results, world, elapsed, out, closing_suffix) -> int:
     closing = CLOSING.format(cases=len(cases), world=world, equal=counts["equal"],
                              differ=counts["differ"], both=counts["both"], compared=compared)
     checked = counts["equal"] + counts["differ"] + counts["both"]
+    timed = not problems and counts["equal"] == len(cases)
+    if timing:
+        distributed_timing.report(cases, results, world, timed, out)
     if problems or checked != len(cases) or counts["equal"] + counts["differ"] == 0:
         why = (f"{len(problems)} case(s) not compared" if problems else
                "no case answered on both sides")
         print(closing + NOT_CHECKED.format(why=why) + closing_suffix, file=out)
         return 3
     print(closing + closing_suffix, file=out)
-    return 1 if counts["differ"] else 0
+    # A timing run reports figures only if every case is equal: else it fails.
+    return 1 if counts["differ"] or (timing and not timed) else 0

@@ -10,7 +10,11 @@ rank order, tp fastest, then cp, then dp; pp 1), loads upstream's pipeline
 case twice through upstream's wrap_data_iterator: with upstream's
 DefaultDynamicCPScheduler, then with the drop-in's (its
 install_into_megatron()). It writes, per case and variant, what this rank
-received (records.py) to RANK.json in the job's directory.
+received (records.py) to RANK.json in the job's directory, with the
+measurements (never compared): the call's wall time until it returns
+(run_seconds) and the time in the scheduler's get_groups_and_subsamples
+(scheduler_seconds). With the job's "timing" set, the ranks meet at a
+barrier before each call.
 
 A case in which the pipeline raises is recorded as that error; then every
 rank must have raised (checked with a collective before the next case), or
@@ -103,18 +107,22 @@ def _config(case):
 
 
 def _counting(cls, calls):
-    """cls, counting its get_groups_and_subsamples calls and keeping the last
-    schedule (the harness's check that the variant's scheduler ran)."""
+    """cls, counting its get_groups_and_subsamples calls, keeping the last
+    schedule (the harness's check that the variant's scheduler ran) and
+    timing each call (perf_counter, the timing mode's scheduler time)."""
     class Counted(cls):  # pylint: disable=too-few-public-methods
         def get_groups_and_subsamples(self, sample_id_seqlens):
+            started = time.perf_counter()
             groups = super().get_groups_and_subsamples(sample_id_seqlens)
-            calls.append((cls.__qualname__, groups))
+            calls.append((cls.__qualname__, groups, time.perf_counter() - started))
             return groups
     return Counted
 
 
-def _run_case(pipeline, scheduler_cls, case, groups, world):
-    """One wrap_data_iterator call; returns this rank's record."""
+def _run_case(pipeline, scheduler_cls, case, groups, timing):
+    """One wrap_data_iterator call; returns this rank's record. With
+    `timing` every rank starts the call after a barrier (so the slowest
+    rank's time is the call's)."""
     rank = dist.get_rank()
     tp, cp = case["tp"], case["cp"]
     tp_rank = rank % tp
@@ -126,10 +134,14 @@ def _run_case(pipeline, scheduler_cls, case, groups, world):
     pipeline.scheduler_map["default_dynamic_cp"] = _counting(scheduler_cls, calls)
     pg = types.SimpleNamespace(dp=groups["dp"], dp_cp=groups["dp_cp"], tp=groups["tp"],
                                pp=groups["pp"])
+    if timing:
+        dist.barrier()
     started = time.perf_counter()
+    run_seconds = None
     try:
         result = pipeline.wrap_data_iterator(data, _config(case), case["num_microbatches"],
                                              pg_collection=pg)
+        run_seconds = time.perf_counter() - started
         record = records.of_result(result)
     except pipeline_upstream.MissingStandIn:
         raise
@@ -138,7 +150,9 @@ def _run_case(pipeline, scheduler_cls, case, groups, world):
         print(f"rank {rank}: case {case['index']}: {type(error).__name__}: {error}",
               file=sys.stderr, flush=True)
     record["seconds"] = time.perf_counter() - started
-    record["scheduler_calls"] = [name for name, _ in calls]
+    record["run_seconds"] = run_seconds if run_seconds is not None else record["seconds"]
+    record["scheduler_seconds"] = sum(seconds for _, _, seconds in calls)
+    record["scheduler_calls"] = [name for name, _, _ in calls]
     dcp_rank = groups["dp_cp"].rank()
     record["ids"] = [mb[dcp_rank] for mb in calls[-1][1]] if calls and not isinstance(
         calls[-1][1], Exception) else None
@@ -190,7 +204,7 @@ def main(argv):
             group_cache[key] = _groups(world, case["tp"], case["cp"])
         entry = {"index": case["index"]}
         for variant, cls in ((UPSTREAM, theirs), (DROP_IN, ours)):
-            record = _run_case(pipeline, cls, case, group_cache[key], world)
+            record = _run_case(pipeline, cls, case, group_cache[key], job.get("timing", False))
             entry[variant] = record
             if not _in_step("error" in record):
                 results["stopped"] = (f"case {case['index']}, {variant}: the ranks are out of "

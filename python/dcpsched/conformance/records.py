@@ -19,7 +19,7 @@ import torch
 # Tensors up to this many elements are recorded with their values.
 SMALL = 64
 # Fields of a record that are measurements, not results: never compared.
-NOT_COMPARED = ("seconds", "scheduler_calls")
+NOT_COMPARED = ("seconds", "run_seconds", "scheduler_seconds", "scheduler_calls")
 
 
 def _value(value):
