@@ -109,6 +109,16 @@ std::string Rect(absl::string_view css_class, double x, double y, double width,
                       Num(std::max(height, 0.0)), "\"", attributes, "/>\n");
 }
 
+// The outline of a group or band across its row: red when it holds no
+// sample.
+std::string SlotRect(absl::string_view css_class, double x, double top,
+                     double width, bool empty) {
+  return Rect(css_class, x, top, width, kRowHeight,
+              empty ? " fill=\"#ffffff\" stroke=\"#b00020\" stroke-width=\"1\""
+                    : " fill=\"#ffffff\" stroke=\"#666666\" "
+                      "stroke-width=\"0.75\"");
+}
+
 // The work cap of each microbatch: tallest len * mslpr * 1.05 (0 for a
 // microbatch without a known id).
 std::vector<double> MicrobatchCaps(const SchedulingProblem& problem,
@@ -497,11 +507,7 @@ class SvgPainter {
     absl::StrAppend(&svg_, "<g class=\"cp-group\" data-first-rank=\"",
                     group.first_rank, "\" data-size=\"", group.size, "\">\n");
     absl::StrAppend(&svg_, "<title>", EscapeXml(tooltip), "</title>\n");
-    absl::StrAppend(&svg_, Rect("group-slot", x, top, width, kRowHeight,
-                                empty ? " fill=\"#ffffff\" stroke=\"#b00020\" "
-                                        "stroke-width=\"1\""
-                                      : " fill=\"#ffffff\" stroke=\"#666666\" "
-                                        "stroke-width=\"0.75\""));
+    absl::StrAppend(&svg_, SlotRect("group-slot", x, top, width, empty));
     absl::StrAppend(&svg_, Rect("group-idle", x, max_work_y, width,
                                 work_y - max_work_y,
                                 " fill=\"url(#idle-hatch)\""));
@@ -536,11 +542,7 @@ class SvgPainter {
                     "\" data-ranks=\"", band.ranks, "\" data-groups=\"",
                     band.groups.size(), "\">\n");
     absl::StrAppend(&svg_, "<title>", EscapeXml(tooltip), "</title>\n");
-    absl::StrAppend(&svg_, Rect("band-slot", x, top, width, kRowHeight,
-                                empty ? " fill=\"#ffffff\" stroke=\"#b00020\" "
-                                        "stroke-width=\"1\""
-                                      : " fill=\"#ffffff\" stroke=\"#666666\" "
-                                        "stroke-width=\"0.75\""));
+    absl::StrAppend(&svg_, SlotRect("band-slot", x, top, width, empty));
     const double max_work_y = Level(bottom, max_work);
     absl::StrAppend(&svg_, Rect("band-idle", x, max_work_y, width,
                                 bottom - max_work_y,
