@@ -7,8 +7,13 @@
 // per-rank schedule: a compact file's neighbouring groups with equal lists
 // come back as one group; checked up to 65536 ranks over all microbatches),
 // and FindViolations / CheckSchedule (core/checker.h) agree on the
-// schedule, however broken it is.
+// schedule, however broken it is. A schedule that is a per-rank schedule's
+// compact form (its groups tile each microbatch, no two neighbours hold
+// equal lists) is also judged by the reference checker
+// (oracle/reference_checker.h), which must find exactly what FindViolations
+// finds (properties/checker_reference_check.h), up to 2^16 rank-list entries.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +28,7 @@
 #include "core/compact_schedule.h"
 #include "fuzz/fuzz_input.h"
 #include "io/schedule_file.h"
+#include "properties/checker_reference_check.h"
 
 namespace dcpsched::fuzz {
 namespace {
@@ -35,6 +41,10 @@ constexpr absl::string_view kTarget = "fuzz_schedule_file";
 // input within the fuzzer's time and memory limits. The checker judges
 // every file.
 constexpr std::int64_t kMaxRoundTripRanks = std::int64_t{1} << 16;
+
+// The per-rank schedule holds sum(group size x ids) entries; the reference
+// checker reads each, so it judges files only up to this many.
+constexpr std::int64_t kMaxReferenceEntries = std::int64_t{1} << 16;
 
 std::int64_t TotalRanks(const CompactSchedule& schedule) {
   std::int64_t ranks = 0;
@@ -65,6 +75,27 @@ absl::Status CheckRoundTrip(const ScheduleFile& file) {
       absl::StrCat("format then parse changes the file; formatted: ", absl::CEscape(formatted)));
 }
 
+std::int64_t TotalEntries(const CompactSchedule& schedule) {
+  std::int64_t entries = 0;
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    for (const CpGroupIds& group : microbatch.groups) {
+      if (group.size > kMaxReferenceEntries) return kMaxReferenceEntries + 1;
+      entries += group.size * static_cast<std::int64_t>(std::max<std::size_t>(group.ids.size(), 1));
+      if (entries > kMaxReferenceEntries) return entries;
+    }
+  }
+  return entries;
+}
+
+// The checker against the reference checker, on a file whose schedule is
+// the compact form of a per-rank one (the only kind the reference reads).
+absl::Status CheckMatchesReference(const ScheduleFile& file) {
+  if (TotalEntries(file.schedule) > kMaxReferenceEntries) return absl::OkStatus();
+  const absl::StatusOr<Schedule> ranks = ExpandSchedule(file.schedule);
+  if (!ranks.ok() || !(CompactFromRanks(*ranks) == file.schedule)) return absl::OkStatus();
+  return properties::CheckFindViolationsMatchesReference(file.samples, *ranks, file.options);
+}
+
 // The checker's two entry points must agree: OK exactly when no violation.
 absl::Status CheckVerdictsAgree(const ScheduleFile& file) {
   const std::vector<Violation> violations =
@@ -85,6 +116,10 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
   }
   if (const absl::Status status = CheckVerdictsAgree(*file); !status.ok()) {
     ReportAndAbort(kTarget, "checker verdicts disagree", status, absl::CEscape(contents));
+  }
+  if (const absl::Status status = CheckMatchesReference(*file); !status.ok()) {
+    ReportAndAbort(kTarget, "checker and reference checker disagree", status,
+                   absl::CEscape(contents));
   }
 }
 

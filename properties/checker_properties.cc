@@ -1,5 +1,7 @@
 // Properties of the schedule checker (core/checker.h): damage done to a real
-// schedule is always reported as the right invariant.
+// schedule is always reported as the right invariant, and the checker finds
+// on any damaged schedule exactly what the reference checker
+// (oracle/reference_checker.h) finds.
 
 #include <algorithm>
 #include <cstdint>
@@ -7,8 +9,12 @@
 
 #include "absl/status/statusor.h"
 #include "core/checker.h"
+#include "core/legacy.h"
 #include "core/packing_aware.h"
+#include "properties/checker_reference_check.h"
 #include "properties/generators.h"
+#include "properties/rc_status.h"
+#include "properties/schedule_damage.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
@@ -108,6 +114,29 @@ RC_GTEST_PROP(CheckerProperties, OneSampleOverMaxNumSeqsIsReported, ()) {
   for (const Violation& violation : violations) {
     RC_ASSERT(violation.invariant == Invariant::kSequenceCap);
   }
+}
+
+// Every finding, on a packing-aware schedule with random damage done to it
+// (properties/schedule_damage.h), or intact: the same as the reference
+// checker's, in the right order, with CheckSchedule's verdict to match.
+RC_GTEST_PROP(CheckerProperties, FindViolationsMatchesTheReferenceOnDamagedSchedules, ()) {
+  const Scheduled scheduled = ScheduleSomething();
+  const DamagedSchedule damaged = *GenDamagedSchedule(
+      scheduled.problem.samples, scheduled.schedule, scheduled.problem.options);
+  RC_ASSERT_OK(CheckFindViolationsMatchesReference(scheduled.problem.samples, damaged.schedule,
+                                                   damaged.options));
+}
+
+// The same on the legacy scheduler's schedules, whose groups and fill differ.
+RC_GTEST_PROP(CheckerProperties, FindViolationsMatchesTheReferenceOnDamagedLegacySchedules, ()) {
+  const DynamicCpProblem problem = *GenValidUncappedProblem();
+  RC_PRE(!problem.samples.empty());
+  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  const DamagedSchedule damaged =
+      *GenDamagedSchedule(problem.samples, *schedule, problem.options);
+  RC_ASSERT_OK(CheckFindViolationsMatchesReference(problem.samples, damaged.schedule,
+                                                   damaged.options));
 }
 
 }  // namespace

@@ -1,0 +1,120 @@
+#include "properties/checker_reference_check.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "core/checker.h"
+#include "oracle/reference_checker.h"
+#include "oracle/reference_definitions.h"
+
+namespace dcpsched::properties {
+namespace {
+
+using oracle::ReferenceFinding;
+
+// At most this many findings of each side are named in a failure.
+constexpr std::size_t kShownFindings = 5;
+
+std::vector<ReferenceFinding> AsFindings(const std::vector<Violation>& violations) {
+  std::vector<ReferenceFinding> findings;
+  findings.reserve(violations.size());
+  for (const Violation& violation : violations) {
+    findings.push_back(ReferenceFinding{static_cast<int>(violation.invariant),
+                                        violation.microbatch, violation.rank, violation.ids});
+  }
+  return findings;
+}
+
+std::string Describe(const ReferenceFinding& finding) {
+  return absl::StrCat("invariant ", finding.invariant, " microbatch ", finding.microbatch,
+                      " rank ", finding.rank, " ids [", absl::StrJoin(finding.ids, ", "), "]");
+}
+
+// The findings of `a` that `b` lacks (both sorted), as a multiset difference.
+std::string OnlyIn(const std::vector<ReferenceFinding>& a,
+                   const std::vector<ReferenceFinding>& b) {
+  std::vector<ReferenceFinding> only;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only));
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < only.size() && i < kShownFindings; ++i) {
+    shown.push_back(Describe(only[i]));
+  }
+  if (only.size() > kShownFindings) {
+    shown.push_back(absl::StrCat("and ", only.size() - kShownFindings, " more"));
+  }
+  return shown.empty() ? "nothing" : absl::StrJoin(shown, "; ");
+}
+
+absl::Status CheckOrderAndMessages(const std::vector<Violation>& violations) {
+  for (std::size_t i = 0; i < violations.size(); ++i) {
+    if (violations[i].message.empty()) {
+      return absl::InternalError(absl::StrCat("violation ", i, " has no message"));
+    }
+    if (i == 0) continue;
+    const Violation& before = violations[i - 1];
+    const Violation& after = violations[i];
+    if (std::tie(after.invariant, after.microbatch, after.rank) <
+        std::tie(before.invariant, before.microbatch, before.rank)) {
+      return absl::InternalError(absl::StrCat("violation ", i, " (", after.message,
+                                              ") is listed after one it should precede (",
+                                              before.message, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckVerdict(const std::vector<Violation>& violations, const absl::Status& verdict) {
+  if (violations.empty()) {
+    if (verdict.ok()) return absl::OkStatus();
+    return absl::InternalError(
+        absl::StrCat("no violation, but CheckSchedule says ", verdict.ToString()));
+  }
+  const Violation& first = violations.front();
+  const std::string expected =
+      absl::StrCat("invariant ", static_cast<int>(first.invariant), " (",
+                   InvariantName(first.invariant), "): ", first.message);
+  if (verdict.code() == absl::StatusCode::kInvalidArgument && verdict.message() == expected) {
+    return absl::OkStatus();
+  }
+  return absl::InternalError(absl::StrCat("CheckSchedule says ", verdict.ToString(),
+                                          ", expected InvalidArgument: ", expected));
+}
+
+}  // namespace
+
+absl::Status CheckFindViolationsMatchesReference(absl::Span<const Sample> samples,
+                                                 const Schedule& schedule,
+                                                 const DynamicCpOptions& options) {
+  const std::vector<Violation> violations = FindViolations(samples, schedule, options);
+  if (absl::Status status = CheckOrderAndMessages(violations); !status.ok()) return status;
+  std::vector<ReferenceFinding> found = AsFindings(violations);
+  std::sort(found.begin(), found.end());
+  const std::vector<ReferenceFinding> expected =
+      oracle::ReferenceFindViolations(samples, schedule, options);
+  if (found != expected) {
+    return absl::InternalError(absl::StrCat(
+        "FindViolations and the reference checker differ; only FindViolations found: ",
+        OnlyIn(found, expected), "; only the reference found: ", OnlyIn(expected, found)));
+  }
+  const absl::Status verdict = CheckSchedule(samples, schedule, options);
+  if (!oracle::ValidateDynamicCpProblem(samples, options).ok()) {
+    if (verdict.code() == absl::StatusCode::kInvalidArgument &&
+        absl::StartsWith(verdict.message(), "the problem is not valid: ")) {
+      return absl::OkStatus();
+    }
+    return absl::InternalError(absl::StrCat(
+        "the problem is not valid, but CheckSchedule says ", verdict.ToString()));
+  }
+  return CheckVerdict(violations, verdict);
+}
+
+}  // namespace dcpsched::properties
