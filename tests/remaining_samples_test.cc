@@ -66,6 +66,34 @@ TEST(RemainingSamplesTest, FirstFittingFindsTheStartOfTheFittingSuffix) {
   EXPECT_EQ(remaining.FirstFitting([](std::int64_t) { return true; }, 17), 17u);
 }
 
+// Cost is behaviour too: the lookups must stay near constant time on the
+// pattern a step makes on one rank whose longest sample leaves room for one
+// token: take the first remaining sample, then the first of length 1 after
+// it, past every longer one left. 2^20 samples take well under a second.
+// Following the skip links without path halving
+// (remaining_samples-4c53f547) walks the whole placed prefix on every
+// lookup, and a gallop whose step stays 1 (remaining_samples-6c8392b9,
+// -7a1dde00) scans every longer sample left: both quadratic, minutes here,
+// past the mutation runner's timeout (mutation/time_only.txt).
+TEST(RemainingSamplesTest, LookupsStayFastPastManyPlacedAndLongerSamples) {
+  constexpr std::size_t kPairs = std::size_t{1} << 19;
+  std::vector<Sample> samples;
+  for (std::size_t i = 0; i < 2 * kPairs; ++i) {
+    samples.push_back({static_cast<SampleId>(i), i < kPairs ? 2 : 1});
+  }
+  RemainingSamples remaining(samples);
+  for (std::size_t k = 0; k < kPairs; ++k) {
+    const std::size_t first = remaining.FirstAtOrAfter(0);
+    ASSERT_EQ(first, k);
+    remaining.Remove(first);
+    const std::size_t short_one = remaining.FirstNoLongerThan(1, first + 1);
+    ASSERT_EQ(short_one, kPairs + k);
+    remaining.Remove(short_one);
+  }
+  EXPECT_TRUE(remaining.empty());
+  EXPECT_EQ(remaining.FirstAtOrAfter(0), remaining.size());
+}
+
 TEST(RemainingSamplesTest, EmptyBatch) {
   RemainingSamples remaining({});
   EXPECT_TRUE(remaining.empty());
