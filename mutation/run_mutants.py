@@ -288,19 +288,41 @@ class Builds:
     self.build_fuzz(fuzz, [f"-DDCPSCHED_MUTANT={name}"], "named-fuzz", schemata=False)
     return fuzz
 
-  def build(self, need_fuzz):
-    log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
-    self.build_gcc(self.gcc, [], "gcc")
+  def build(self, need_fuzz, programs=None):
+    """programs: the g++ programs the run's layers need (None: every target);
+    a run without the unit layer need not wait for every test program."""
+    if programs is None:
+      log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
+      self.build_gcc(self.gcc, [], "gcc")
+    elif programs:
+      log(f"=== building the g++ schemata build: the {len(programs)} programs of the layers "
+          f"asked for")
+      self.configure_and_build(self.gcc, [], ["--target", *programs],
+                               env=dict(os.environ, CC="gcc", CXX="g++"), name="gcc")
     if need_fuzz:
       log("=== building the clang-14 libFuzzer schemata build (ASan+UBSan)")
       self.build_fuzz(self.fuzz, [], "fuzz")
+
+
+def layer_programs():
+  """layer -> the g++ programs it runs (the fuzz layers run the clang build's targets)."""
+  tests = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "tests"))
+                 if f.endswith("_test.cc"))
+  return {
+      "unit": [t for t in tests if t != "golden_test"],
+      "properties": sorted(os.path.splitext(f)[0] for f in
+                           os.listdir(os.path.join(REPO, "properties"))
+                           if f.endswith("_properties.cc")),
+      "corpus": [f"{t}_replay" for t in FUZZ_TARGETS],
+      "golden": ["golden_test"],
+  }
 
 
 class Suite:
   """The programs of each layer, and how to run them on one mutant."""
 
   def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None,
-               fuzz_empty_seconds=60):
+               fuzz_empty_seconds=60, layers=None):
     self.builds = builds
     self.gcc_dir = gcc or builds.gcc
     self.fuzz_dir = builds.fuzz  # a hand-written mutant's run sets its own
@@ -310,17 +332,10 @@ class Suite:
     self.fuzz_empty_seconds = fuzz_empty_seconds
     self.min_timeout = min_timeout
     gcc = self.gcc_dir
-    tests = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "tests"))
-                   if f.endswith("_test.cc"))
-    self.programs = {
-        "unit": [t for t in tests if t != "golden_test"],
-        "properties": sorted(os.path.splitext(f)[0] for f in
-                             os.listdir(os.path.join(REPO, "properties"))
-                             if f.endswith("_properties.cc")),
-        "corpus": [f"{t}_replay" for t in FUZZ_TARGETS],
-        "golden": ["golden_test"],
-    }
+    self.programs = layer_programs()
     for layer, names in self.programs.items():
+      if layers is not None and layer not in layers:
+        continue  # not built unless asked for (Builds.build)
       for name in names:
         if not os.path.exists(os.path.join(gcc, name)):
           raise SystemExit(f"{name} is missing from {gcc}")
@@ -1252,11 +1267,15 @@ def main():
     parser.error("--matrix runs the generated mutants only (not --named)")
   partial = bool(args.ids or args.sample or args.slice or args.shard)
   build_start = time.monotonic()
-  builds.build(any(l in FUZZ_LAYERS for l in layers))
+  # Every g++ target when the hand-written mutants run (their builds are whole).
+  named_run = args.named if args.named is not None else not partial and not args.matrix
+  builds.build(any(l in FUZZ_LAYERS for l in layers),
+               None if named_run else [p for l, ps in layer_programs().items() if l in layers
+                                       for p in ps])
   build_seconds = time.monotonic() - build_start
   suite_id = suite_hash()
   suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout,
-                fuzz_empty_seconds=args.fuzz_empty_seconds)
+                fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers)
   scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
   try:
     suite.measure_baseline(layers, scratch_root)
