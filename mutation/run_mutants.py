@@ -1121,6 +1121,16 @@ def write_elements_json(path, context, mutants, matrix, equivalents):
     config["fuzz_seconds"] = context["fuzz_seconds"]
   if "fuzz-empty" in context["layers"]:
     config["fuzz_empty_seconds"] = context["fuzz_empty_seconds"]
+  # Each fuzz layer's time to kill per mutant (Suite.run_fuzz; null: it ran
+  # and did not kill): the schema has no place for it, its config is free.
+  ttk = {l: {m["id"]: matrix["ttk"][m["id"]].get(l) for m in mutants}
+         for l in FUZZ_LAYERS if l in context["layers"]}
+  if ttk:
+    config["time_to_kill"] = {
+        "what": "wall seconds from the start of the layer's first target to the exit of "
+                "the target that found the kill; target, its own seconds, libFuzzer's "
+                "executions to the kill",
+        "layers": ttk}
   report = kill_matrix.elements_report(matrix["rows"], by_id, sources, tests, equivalents,
                                        context["layers"], config)
   with open(path, "w") as f:
@@ -1164,7 +1174,7 @@ def run_matrix(suite, mutants, layers, suite_id, args, scratch_root):
     how = {t: h for k in kills.values() for t, h in k.items()}
     rows.append(kill_matrix.MutantKills(m["id"], m["file"], m["operator"],
                                         {l: sorted(k) for l, k in kills.items()}, how))
-  return outcomes, {"rows": rows, "tests": tests, "matrix": True,
+  return outcomes, {"rows": rows, "tests": tests, "ttk": {i: o.ttk for i, o in outcomes.items()},
                     "layer_seconds": {l: sum(cache.get(m["id"], l, keys[l])["seconds"]
                                              for m in mutants) for l in layers}}, cached_count
 

@@ -447,6 +447,25 @@ exit 0
     self.assertIn("| fuzz-empty | empty corpus | 30 | 4 | 0 | 1 | 2 | 2 | 21.5 s | 2 |", text)
     self.assertIn("Survivors of fuzz-empty (2): `m1`", text)
     self.assertIn("fuzz-empty 30 s per fuzz target, from an empty corpus", text)
+    # The JSON report keeps each fuzz layer's time to kill in its config.
+    import tempfile
+    rm = self.rm
+    rows = [km.MutantKills("m0", "core/checker.cc", "op", {"fuzz": ["t1"], "fuzz-empty": []})]
+    mutant = {"id": "m0", "file": "core/checker.cc", "line": 1, "column": 1, "operator": "op",
+              "before": "<", "after": "<=", "description": "d"}
+    context = {"arguments": "", "core": "c", "suite": "s", "commit": "h", "date": "d",
+               "seed": 1, "layers": ["fuzz", "fuzz-empty"], "selection": "x",
+               "min_timeout": 20, "fuzz_seconds": 7, "fuzz_empty_seconds": 30}
+    matrix = {"rows": rows, "tests": {"t1": ("fuzz/t1.cc", "fuzz"),
+                                      "t1:empty": ("fuzz/t1.cc", "fuzz-empty")},
+              "ttk": {"m0": {"fuzz": {"seconds": 1.5, "target": "t1", "target_seconds": 1.5,
+                                      "executions": 3}, "fuzz-empty": None}}}
+    with tempfile.NamedTemporaryFile("r", suffix=".json", dir=self.dir, delete=False) as f:
+      rm.write_elements_json(f.name, context, [mutant], matrix, {})
+      report = json.load(f)
+    self.assertEqual(report["config"]["fuzz_empty_seconds"], 30)
+    self.assertEqual(report["config"]["time_to_kill"]["layers"],
+                     {"fuzz": {"m0": matrix["ttk"]["m0"]["fuzz"]}, "fuzz-empty": {"m0": None}})
     # A first-kill run: properties ran first, on every mutant; the others not alone.
     text, _ = self.report(False, layers)
     lines = text.rstrip("\n").splitlines()
