@@ -21,7 +21,12 @@ KillMatrix. This module computes, with no I/O:
     bucket's own mutants only: a file's minimal set is computed from that
     file's mutants);
   - the report of the mutation-testing-elements schema (version 2, the JSON
-    that Stryker and Mull write and its HTML viewer reads).
+    that Stryker and Mull write and its HTML viewer reads);
+  - the fuzz layers' time to kill (time_to_kill: kills within 1, 10 and 60 s,
+    the median, the survivors) and the four lines every report ends with
+    (end_lines: properties alone, fuzzers alone from the seed corpora and
+    from an empty corpus, properties + corpus + fuzz), each "not run" when
+    its layers did not run.
 
 Golden vectors are not a scoring layer (a mutant only they kill is a gap):
 their kills are kept in the matrix but left out of every figure here but the
