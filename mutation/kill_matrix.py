@@ -21,7 +21,12 @@ KillMatrix. This module computes, with no I/O:
     bucket's own mutants only: a file's minimal set is computed from that
     file's mutants);
   - the report of the mutation-testing-elements schema (version 2, the JSON
-    that Stryker and Mull write and its HTML viewer reads).
+    that Stryker and Mull write and its HTML viewer reads);
+  - the fuzz layers' time to kill (time_to_kill: kills within 1, 10 and 60 s,
+    the median, the survivors) and the four lines every report ends with
+    (end_lines: properties alone, fuzzers alone from the seed corpora and
+    from an empty corpus, properties + corpus + fuzz), each "not run" when
+    its layers did not run.
 
 Golden vectors are not a scoring layer (a mutant only they kill is a gap):
 their kills are kept in the matrix but left out of every figure here but the
@@ -31,8 +36,12 @@ golden column.
 import collections
 import dataclasses
 
-SCORING_LAYERS = ["unit", "properties", "corpus", "fuzz"]
+SCORING_LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty"]
+# The union the closing line "properties + corpus + fuzz" counts: the layers
+# with no hand-computed expectation that the earlier reports counted too
+# (fuzz-empty has none either, and has its own line and column).
 NO_EXPECTATION = ["properties", "corpus", "fuzz"]
+FUZZ_LAYERS = ["fuzz", "fuzz-empty"]
 
 
 @dataclasses.dataclass
@@ -183,8 +192,10 @@ def markdown_tables(rows, equivalents, layers):
   return text, analysis
 
 
-def summary_lines(rows, equivalents, layers, fuzz_seconds):
-  """The closing figures of a matrix run, one line each."""
+def summary_lines(rows, equivalents, layers, fuzz_seconds, fuzz_empty_seconds=60,
+                  times=None):
+  """The closing figures of a matrix run, one line each; the last four are
+  end_lines' (times: layer -> {mutant id: seconds to its first kill, or None})."""
   ran = scoring(layers)
   counted = non_equivalent(rows, equivalents, layers)
   f = figures(counted, layers)
@@ -192,22 +203,76 @@ def summary_lines(rows, equivalents, layers, fuzz_seconds):
   fm = figures([r for r in counted if r.id in minimal_ids], layers)
   n = f.mutants
   lines = []
-  if "properties" in ran:
-    lines.append(f"properties alone: {f.alone['properties']} of {n} non-equivalent mutants "
-                 f"killed")
   if "corpus" in ran:
     lines.append(f"corpus replay alone: {f.alone['corpus']} of {n}")
-  if "fuzz" in ran:
-    lines.append(f"fuzzers alone, seed corpora, {fuzz_seconds} s per target: "
-                 f"{f.alone['fuzz']} of {n}")
   free = [l for l in NO_EXPECTATION if l in ran]
-  if free:
-    lines.append(f"{' + '.join(free)} (no hand-computed expectations): "
-                 f"{f.no_expectation} of {n}")
   lines.append(f"minimal mutants: {fm.mutants} (of the {f.any} killed); of them "
                + ", ".join(f"{l} alone killed {fm.alone[l]}" for l in ran)
                + (f", {' + '.join(free)} {fm.no_expectation}" if len(free) > 1 else ""))
-  return lines
+  union = f.no_expectation if all(l in ran for l in NO_EXPECTATION) else None
+  times = times or {}
+  return lines + end_lines(
+      n, {l: f.alone[l] for l in ran}, union, fuzz_seconds, fuzz_empty_seconds,
+      median_time(times.get("fuzz-empty", {}), {r.id for r in counted}))
+
+
+def median_time(times, counted):
+  """The median time to kill (seconds) over the counted mutants killed, or None."""
+  killed = sorted(t for m, t in times.items() if m in counted and t is not None)
+  if not killed:
+    return None
+  middle = len(killed) // 2
+  return killed[middle] if len(killed) % 2 else (killed[middle - 1] + killed[middle]) / 2
+
+
+def seconds_text(seconds):
+  return f"{seconds:.1f}" if seconds < 100 else f"{seconds:.0f}"
+
+
+def end_lines(n, alone, union, fuzz_seconds, fuzz_empty_seconds, empty_median):
+  """The four lines a report ends with. alone: layer -> its kills alone, for
+  the layers that ran on every mutant of the run (None: it ran, but only on
+  the mutants earlier layers left alive); a layer missing did not run.
+  union: the properties + corpus + fuzz kills, None when not measured."""
+  def figure(layer, text):
+    if layer not in alone:
+      return "not run"
+    if alone[layer] is None:
+      return ("not measured alone (it ran only on the mutants earlier layers left "
+              "alive; --matrix runs it on all)")
+    return text.format(k=alone[layer])
+
+  if empty_median is None:
+    median = "n/a (none killed)"
+  else:
+    median = f"{seconds_text(empty_median)} s"
+  if all(l in alone for l in NO_EXPECTATION):
+    union_text = (f"{union} of {n}" if union is not None else
+                  "not measured (a first-kill run with the unit layer before them; "
+                  "--matrix measures it)")
+  else:
+    union_text = "not run (" + ", ".join(l for l in NO_EXPECTATION if l not in alone) + \
+        " did not run)"
+  return [
+      "properties alone: " + figure("properties",
+                                    f"{{k}} of {n} non-equivalent mutants killed"),
+      f"fuzzers alone, seed corpora, {fuzz_seconds} s per target: " +
+      figure("fuzz", f"{{k}} of {n}"),
+      f"fuzzers alone, empty corpus, {fuzz_empty_seconds} s per target: " +
+      figure("fuzz-empty", f"{{k}} of {n}, median time to kill {median}"),
+      f"properties + corpus + fuzz (no hand-computed expectations): {union_text}",
+  ]
+
+
+def time_to_kill(times, counted, limits=(1, 10, 60)):
+  """A fuzz layer's time-to-kill figures over the counted mutant ids it ran
+  on: times is {mutant id: seconds to the first kill, or None (survived)}.
+  Returns (mutants, {limit: killed within limit s}, killed, median or None,
+  sorted survivor ids)."""
+  ran = {m: t for m, t in times.items() if m in counted}
+  kills = [t for t in ran.values() if t is not None]
+  return (len(ran), {limit: sum(t <= limit for t in kills) for limit in limits}, len(kills),
+          median_time(ran, counted), sorted(m for m, t in ran.items() if t is None))
 
 
 # --- the mutation-testing-elements report -------------------------------------

@@ -23,7 +23,25 @@ with fixed seeds, until one kills it:
   fuzz        only for mutants still alive: the fuzz targets for the mutated
               file, each --fuzz-seconds from the committed corpus (new inputs
               go to a scratch directory)
+  fuzz-empty  only when named in --layers, only for mutants still alive: the
+              same targets, each --fuzz-empty-seconds (default 60) from an EMPTY
+              corpus (the target's dictionary kept), stopping at the first
+              target that kills
   golden      last, only for mutants still alive: golden_test
+
+Both fuzz layers record each mutant's time to kill (as Magma and FuzzBench
+report bugs): wall time from the start of the layer's first target to the
+exit of the target that found the kill (every earlier target's whole run
+included), with that target and libFuzzer's count of executions to the kill
+(-seed= fixes the inputs tried; the seconds vary with the machine's load).
+The report tabulates per fuzz layer the kills within 1, 10 and 60 s, the
+median time to kill and the survivors, and ends with four lines:
+  properties alone: K of N non-equivalent mutants killed
+  fuzzers alone, seed corpora, S s per target: K of N
+  fuzzers alone, empty corpus, S s per target: K of N, median time to kill T s
+  properties + corpus + fuzz (no hand-computed expectations): K of N
+each "not run" when its layers did not run (and "not measured" when a
+first-kill run did not run the layer on every mutant).
 
 A program that fails kills the mutant; one that crashes (a signal) or
 outlives its timeout (a hang) kills it too, and is reported as such. The
@@ -31,10 +49,11 @@ unmutated build runs every layer first and must pass; its times set each
 program's timeout (10 x its time, at least --min-timeout seconds).
 
 --matrix runs every requested layer on every mutant, and every program of
-each layer (GoogleTest programs without --gtest_fail_fast), with no stop at
-the first kill, and records which tests killed it: GoogleTest names (the
-ctest names gtest_discover_tests gives), corpus replay programs and fuzz
-targets; a crash or a hang is charged to the test that was running. The
+each layer (GoogleTest programs without --gtest_fail_fast; fuzz-empty still
+stops at its first killing target), with no stop at the first kill, and
+records which tests killed it: GoogleTest names (the ctest names
+gtest_discover_tests gives), corpus replay programs and fuzz targets
+(<target>:empty in fuzz-empty); a crash or a hang is charged to the test that was running. The
 report gains per file and per operator each layer's kills alone, its unique
 kills, the union of properties, corpus and fuzz, and the same over the
 minimal (subsuming) mutants (mutation/kill_matrix.py); a JSON report in the
@@ -50,11 +69,10 @@ Results are cached in <build-root>/cache/<core hash>.jsonl by mutant id: an
 interrupted or repeated run resumes, and rerunning after the suite changed
 reruns only the survivors (kills stand). --fresh ignores the cache.
 
-Writes mutation/results.md (--out), which ends with the line
+Writes mutation/results.md (--out), which holds the line
   mutation score: K of N non-equivalent mutants killed without golden vectors (E equivalent, T generated)
-and prints that line last; with --matrix, the report and the output go on
-with the kill matrix's figures (properties alone, fuzzers alone, properties +
-corpus + fuzz, minimal mutants), one line each.
+and prints it; the report and the output go on with the kill matrix's figures
+(with --matrix: corpus replay alone, minimal mutants) and the four lines above.
 
 mutation/time_only.txt names the mutants that only change the running time:
 not equivalent, they count like any mutant and the report lists them apart.
@@ -81,8 +99,13 @@ import time
 import kill_matrix
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ["unit", "properties", "corpus", "fuzz", "golden"]
+LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty", "golden"]
 PRE_GOLDEN = LAYERS[:-1]
+FUZZ_LAYERS = ["fuzz", "fuzz-empty"]
+# fuzz-empty (up to --fuzz-empty-seconds, 60 s, per target) runs only when asked for.
+DEFAULT_LAYERS = [l for l in LAYERS if l != "fuzz-empty"]
+# Time to kill is counted within these limits, seconds (the report's table).
+TTK_LIMITS = (1, 10, 60)
 FUZZ_TARGETS = ["fuzz_packing_aware_differential", "fuzz_packing_aware", "fuzz_vpp_align",
                 "fuzz_legacy", "fuzz_dp_balanced", "fuzz_schedule_file"]
 # The targets most likely to kill a mutant of a file, first.
@@ -141,6 +164,9 @@ class Outcome:
   program: str  # the program that killed it
   seconds: float
   suite: str  # hash of the suite that produced it
+  # fuzz layer -> its time to kill (Suite.run_fuzz), None if it ran and did not
+  # kill; only the fuzz layers that ran on the mutant (a first-kill run stops).
+  ttk: dict = dataclasses.field(default_factory=dict)
 
 
 def sha256_of(paths):
@@ -262,37 +288,54 @@ class Builds:
     self.build_fuzz(fuzz, [f"-DDCPSCHED_MUTANT={name}"], "named-fuzz", schemata=False)
     return fuzz
 
-  def build(self, need_fuzz):
-    log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
-    self.build_gcc(self.gcc, [], "gcc")
+  def build(self, need_fuzz, programs=None):
+    """programs: the g++ programs the run's layers need (None: every target);
+    a run without the unit layer need not wait for every test program."""
+    if programs is None:
+      log("=== building the g++ schemata build (tests, properties, corpus replay, golden)")
+      self.build_gcc(self.gcc, [], "gcc")
+    elif programs:
+      log(f"=== building the g++ schemata build: the {len(programs)} programs of the layers "
+          f"asked for")
+      self.configure_and_build(self.gcc, [], ["--target", *programs],
+                               env=dict(os.environ, CC="gcc", CXX="g++"), name="gcc")
     if need_fuzz:
       log("=== building the clang-14 libFuzzer schemata build (ASan+UBSan)")
       self.build_fuzz(self.fuzz, [], "fuzz")
 
 
+def layer_programs():
+  """layer -> the g++ programs it runs (the fuzz layers run the clang build's targets)."""
+  tests = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "tests"))
+                 if f.endswith("_test.cc"))
+  return {
+      "unit": [t for t in tests if t != "golden_test"],
+      "properties": sorted(os.path.splitext(f)[0] for f in
+                           os.listdir(os.path.join(REPO, "properties"))
+                           if f.endswith("_properties.cc")),
+      "corpus": [f"{t}_replay" for t in FUZZ_TARGETS],
+      "golden": ["golden_test"],
+  }
+
+
 class Suite:
   """The programs of each layer, and how to run them on one mutant."""
 
-  def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None):
+  def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None,
+               fuzz_empty_seconds=60, layers=None):
     self.builds = builds
     self.gcc_dir = gcc or builds.gcc
     self.fuzz_dir = builds.fuzz  # a hand-written mutant's run sets its own
     self.seed = seed
     self.property_cases = property_cases
     self.fuzz_seconds = fuzz_seconds
+    self.fuzz_empty_seconds = fuzz_empty_seconds
     self.min_timeout = min_timeout
     gcc = self.gcc_dir
-    tests = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "tests"))
-                   if f.endswith("_test.cc"))
-    self.programs = {
-        "unit": [t for t in tests if t != "golden_test"],
-        "properties": sorted(os.path.splitext(f)[0] for f in
-                             os.listdir(os.path.join(REPO, "properties"))
-                             if f.endswith("_properties.cc")),
-        "corpus": [f"{t}_replay" for t in FUZZ_TARGETS],
-        "golden": ["golden_test"],
-    }
+    self.programs = layer_programs()
     for layer, names in self.programs.items():
+      if layers is not None and layer not in layers:
+        continue  # not built unless asked for (Builds.build)
       for name in names:
         if not os.path.exists(os.path.join(gcc, name)):
           raise SystemExit(f"{name} is missing from {gcc}")
@@ -365,47 +408,79 @@ class Suite:
     return [os.path.join(self.gcc_dir, program), "--gtest_brief=1", "--gtest_fail_fast"]
 
   def run_layer(self, layer, mutant_id, file, scratch):
-    """Returns (how, program, seconds) for the first program that kills, or survived."""
+    """Returns (how, program, seconds, time to kill) for the first program that
+    kills, or survived; the time to kill is a fuzz layer's (see run_fuzz), None
+    for another layer."""
     total = 0.0
-    if layer == "fuzz":
-      return self.run_fuzz(mutant_id, file, scratch)
+    if layer in FUZZ_LAYERS:
+      how, target, total, ttk, _ = self.run_fuzz(layer, mutant_id, file, scratch, stop=True)
+      return how, target, total, ttk
     for program in self.ordered(layer, file):
       how, seconds = self.run_program(self.gtest_command(program), program, mutant_id,
                                       os.path.join(scratch, f"{program}.log"),
                                       self.timeout(program))
       total += seconds
       if how != "passed":
-        return how, program, total
-    return "survived", "", total
+        return how, program, total, None
+    return "survived", "", total, None
 
   def fuzz_targets(self, file):
     return FUZZ_TARGETS_FOR.get(file, DEFAULT_FUZZ_TARGETS)
 
-  def fuzz_target(self, target, mutant_id, scratch):
-    """One fuzz target from its committed corpus: (how, seconds)."""
-    new = os.path.join(scratch, f"{target}-new")
+  def fuzz_target(self, target, mutant_id, scratch, empty=False):
+    """One fuzz target, from its committed corpus or (empty) from an empty
+    one: (how, seconds, executions). seconds is the wall time from the start
+    of the target's process to its end (at a finding, the time to kill);
+    executions is libFuzzer's count of inputs run (-print_final_stats=1,
+    printed at a crash too), which -seed= makes the same from run to run, or
+    None when the log has none."""
+    seconds_cap = self.fuzz_empty_seconds if empty else self.fuzz_seconds
+    new = os.path.join(scratch, f"{target}-{'empty' if empty else 'new'}")
     os.makedirs(new, exist_ok=True)
-    command = [os.path.join(self.fuzz_dir, target), f"-max_total_time={self.fuzz_seconds}",
+    command = [os.path.join(self.fuzz_dir, target), f"-max_total_time={seconds_cap}",
                "-timeout=10", "-rss_limit_mb=2048", f"-seed={self.seed}",
-               f"-artifact_prefix={scratch}/", "-print_final_stats=0", new,
-               os.path.join(REPO, "corpus", target)]
+               f"-artifact_prefix={scratch}/", "-print_final_stats=1", new]
+    if not empty:
+      command.append(os.path.join(REPO, "corpus", target))
+    # The dictionary is the target's, not a corpus: the empty-corpus run keeps it.
     dictionary = os.path.join(REPO, "corpus", f"{target}.dict")
     if os.path.exists(dictionary):
       command.insert(1, f"-dict={dictionary}")
-    how, seconds = self.run_program(command, target, mutant_id,
-                                    os.path.join(scratch, f"{target}.log"),
-                                    self.fuzz_seconds * 3 + 60)
+    log_path = os.path.join(scratch, f"{target}{'-empty' if empty else ''}.log")
+    how, seconds = self.run_program(command, target, mutant_id, log_path,
+                                    seconds_cap * 3 + 60)
+    executions = None
+    with open(log_path, errors="replace") as f:
+      for line in f:
+        match = re.match(r"^stat::number_of_executed_units: (\d+)", line)
+        if match:
+          executions = int(match.group(1))
     # libFuzzer exits non-zero on any finding: the target reported it.
-    return ("crashed" if how == "crashed" else how), seconds
+    return ("crashed" if how == "crashed" else how), seconds, executions
 
-  def run_fuzz(self, mutant_id, file, scratch):
-    total = 0.0
+  def run_fuzz(self, layer, mutant_id, file, scratch, stop):
+    """A fuzz layer's targets for the file, in order, each from the committed
+    corpus (fuzz) or an empty one (fuzz-empty); stop: at the first that kills.
+    Returns (how, first killing target, seconds, time to kill, kills): the
+    time to kill is the wall time from the layer's start to the first kill
+    (the whole run of each target before the killing one, plus the killing
+    target's own wall time, start-up and seed corpus replay included), with
+    that target, its own seconds and its executions; None if none killed.
+    kills: {target: how} for every target that killed."""
+    total, ttk, first, kills = 0.0, None, ("survived", ""), {}
     for target in self.fuzz_targets(file):
-      how, seconds = self.fuzz_target(target, mutant_id, scratch)
-      total += seconds
+      how, seconds, executions = self.fuzz_target(target, mutant_id, scratch,
+                                                  empty=layer == "fuzz-empty")
       if how != "passed":
-        return how, target, total
-    return "survived", "", total
+        kills[target] = how
+        if ttk is None:
+          ttk = {"seconds": round(total + seconds, 2), "target": target,
+                 "target_seconds": round(seconds, 2), "executions": executions}
+          first = (how, target)
+      total += seconds
+      if kills and stop:
+        break
+    return first[0], first[1], total, ttk, kills
 
   # --- the kill matrix: every program of every layer, no stop at the first kill
 
@@ -432,10 +507,10 @@ class Suite:
     tests = {}
     self.test_program = {}
     for layer in layers:
-      if layer == "fuzz":
+      if layer in FUZZ_LAYERS:
         for target in sorted({t for ts in FUZZ_TARGETS_FOR.values() for t in ts} |
                              set(DEFAULT_FUZZ_TARGETS)):
-          tests[target] = (f"fuzz/{target}.cc", layer)
+          tests[fuzz_test_id(layer, target)] = (f"fuzz/{target}.cc", layer)
         continue
       for program in self.programs[layer]:
         if layer == "corpus":
@@ -470,15 +545,16 @@ class Suite:
     return failed
 
   def matrix_layer(self, layer, mutant_id, file, scratch):
-    """Every program of one layer on one mutant: ({test id: how}, seconds)."""
+    """Every program of one layer on one mutant: ({test id: how}, seconds,
+    time to kill). The seed-corpus fuzz layer runs every target; fuzz-empty
+    stops at the first that kills (its point is the time to the first kill,
+    and a target running 60 s more per mutant to name a second killer is
+    more than a night affords)."""
     kills, total = {}, 0.0
-    if layer == "fuzz":
-      for target in self.fuzz_targets(file):
-        how, seconds = self.fuzz_target(target, mutant_id, scratch)
-        total += seconds
-        if how != "passed":
-          kills[target] = how
-      return kills, total
+    if layer in FUZZ_LAYERS:
+      _, _, total, ttk, found = self.run_fuzz(layer, mutant_id, file, scratch,
+                                              stop=layer == "fuzz-empty")
+      return {fuzz_test_id(layer, t): h for t, h in found.items()}, total, ttk
     for program in self.programs[layer]:
       log_path = os.path.join(scratch, f"{program}.log")
       how, seconds = self.run_program([os.path.join(self.gcc_dir, program), "--gtest_color=no"],
@@ -493,12 +569,12 @@ class Suite:
       # A program that fails with no test named (it died before its first
       # test, or outside one) is charged to the program.
       kills.update(named or {program: how})
-    return kills, total
+    return kills, total, None
 
   def measure_baseline(self, layers, scratch):
     log("=== control run: the unmutated build must pass every layer")
     for layer in layers:
-      if layer == "fuzz":
+      if layer in FUZZ_LAYERS:
         continue
       for program in self.programs[layer]:
         how, seconds = self.run_program(self.gtest_command(program), program, "",
@@ -514,25 +590,35 @@ class Suite:
   def run_mutant(self, mutant, layers, scratch_root):
     scratch = tempfile.mkdtemp(prefix=f"{mutant['id']}-", dir=scratch_root)
     try:
-      total = 0.0
+      total, ttk = 0.0, {}
       for layer in layers:
-        how, program, seconds = self.run_layer(layer, mutant["id"], mutant["file"], scratch)
+        how, program, seconds, layer_ttk = self.run_layer(layer, mutant["id"], mutant["file"],
+                                                          scratch)
         total += seconds
+        if layer in FUZZ_LAYERS:
+          ttk[layer] = layer_ttk
         if how != "survived":
           self.note_kill(mutant["file"], program)
-          return Outcome(mutant["id"], layer, how, program, round(total, 2), "")
-      return Outcome(mutant["id"], "survived", "survived", "", round(total, 2), "")
+          return Outcome(mutant["id"], layer, how, program, round(total, 2), "", ttk)
+      return Outcome(mutant["id"], "survived", "survived", "", round(total, 2), "", ttk)
     finally:
       shutil.rmtree(scratch, ignore_errors=True)
 
   def run_matrix_mutant(self, mutant, layers, scratch_root):
-    """Every given layer on one mutant: layer -> ({test id: how}, seconds)."""
+    """Every given layer on one mutant: layer -> ({test id: how}, seconds,
+    time to kill or None)."""
     scratch = tempfile.mkdtemp(prefix=f"{mutant['id']}-", dir=scratch_root)
     try:
       return {layer: self.matrix_layer(layer, mutant["id"], mutant["file"], scratch)
               for layer in layers}
     finally:
       shutil.rmtree(scratch, ignore_errors=True)
+
+
+def fuzz_test_id(layer, target):
+  """A fuzz target's test id in a layer: the target's name for the seed-corpus
+  layer (as before), `<target>:empty` for the empty-corpus one."""
+  return target if layer == "fuzz" else f"{target}:empty"
 
 
 def first_kill(mutant_id, kills, seconds):
@@ -568,9 +654,11 @@ class MatrixCache:
     record = self.rows.get((mutant_id, layer))
     return record if record and record["key"] == key else None
 
-  def add(self, mutant_id, layer, key, kills, seconds):
+  def add(self, mutant_id, layer, key, kills, seconds, ttk=None):
     record = {"id": mutant_id, "layer": layer, "key": key, "kills": kills,
               "seconds": round(seconds, 2)}
+    if layer in FUZZ_LAYERS:
+      record["ttk"] = ttk
     self.rows[(mutant_id, layer)] = record
     with open(self.path, "a") as f:
       f.write(json.dumps(record) + "\n")
@@ -581,8 +669,12 @@ def layer_key(layer, suite_id, args):
   """What a layer's matrix row depends on besides core/ and the mutant."""
   if layer == "properties":
     return f"{suite_id}:seed={args.seed}:cases={args.property_cases}"
+  # A fuzz row holds its time to kill (ttk=wall): rows from before it was kept
+  # have another key and run again.
   if layer == "fuzz":
-    return f"{suite_id}:seed={args.seed}:seconds={args.fuzz_seconds}"
+    return f"{suite_id}:seed={args.seed}:seconds={args.fuzz_seconds}:ttk=wall"
+  if layer == "fuzz-empty":
+    return f"{suite_id}:seed={args.seed}:seconds={args.fuzz_empty_seconds}:ttk=wall"
   return suite_id
 
 
@@ -786,20 +878,27 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   equivalent = total["equivalent"]
   line = score_line(killed, generated - equivalent, equivalent, generated)
 
+  # The fuzz-empty column only when it ran: reports without it keep their columns.
+  columns = ["unit", "properties", "corpus", "fuzz"] + \
+      (["fuzz-empty"] if "fuzz-empty" in context["layers"] else [])
+
   def table(kind, title):
     out = [f"### {title}", "",
-           "| " + kind + " | generated | unit | properties | corpus | fuzz | of which timeouts "
+           "| " + kind + " | generated | " + " | ".join(columns) + " | of which timeouts "
            "| of which crashes | survived | of which golden kills | equivalent |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "| --- | ---: | " + " | ".join("---:" for _ in columns) +
+           " | ---: | ---: | ---: | ---: | ---: |"]
     keys = sorted(key for key in rows if key[0] == kind) + [("all", "all")]
     for k, name in keys:
       row = rows[(k, name)]
       label = "**all**" if k == "all" else f"`{name}`"
-      out.append(f"| {label} | {row['generated']} | {row['unit']} | {row['properties']} | "
-                 f"{row['corpus']} | {row['fuzz']} | {row['timeouts']} | {row['crashes']} | "
+      out.append(f"| {label} | {row['generated']} | " +
+                 " | ".join(str(row[c]) for c in columns) +
+                 f" | {row['timeouts']} | {row['crashes']} | "
                  f"{row['survived']} | {row['golden']} | {row['equivalent']} |")
     return out + [""]
 
+  fuzz_ran = any(l in context["layers"] for l in FUZZ_LAYERS)
   text = ["# Mutation testing results", "",
           f"Written by `mutation/run_mutants.py {context['arguments']}` on {context['date']}.",
           f"Core hash {context['core']} (commit {context['commit']}), suite hash "
@@ -808,7 +907,7 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"({layer_settings(context)}).",
           f"Mutants: {context['selection']}.",
           f"Wall time {context['wall']}, of which the builds (the g++ schemata build"
-          f"{', the clang-14 fuzz schemata build' if 'fuzz' in context['layers'] else ''}"
+          f"{', the clang-14 fuzz schemata build' if fuzz_ran else ''}"
           f"{' and those of each hand-written mutant' if named else ''}; an up-to-date "
           f"build takes seconds) took {context['builds']}; "
           f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
@@ -822,7 +921,7 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
            if matrix else
            f"A mutant is killed by the first layer that fails on it, in the order "
            f"{', '.join(context['layers'])}"
-           f"{' (fuzz only for mutants still alive)' if 'fuzz' in context['layers'] else ''}"
+           f"{' (fuzz layers only for mutants still alive)' if fuzz_ran else ''}"
            f"; the rest do not run on it. ") +
           f"A crash or a hang (past 10 x the program's unmutated time, at least "
           f"{context['min_timeout']:g} s) kills too, and is counted in its layer's column and "
@@ -884,12 +983,107 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
              "stops at its first finding. Time spent per layer, summed over the mutants: " +
              ", ".join(f"{l} {duration(t)}" for l, t in matrix["layer_seconds"].items()) +
              ".", ""] + tables
+  counted = {m["id"] for m in mutants
+             if not (m["id"] in equivalents and outcomes[m["id"]].layer not in PRE_GOLDEN)}
+  times = {l: {m["id"]: time_of(outcomes[m["id"]].ttk[l]) for m in mutants
+               if l in outcomes[m["id"]].ttk} for l in FUZZ_LAYERS if l in context["layers"]}
+  text += time_to_kill_section(context, mutants, outcomes, counted, times, matrix)
+  if matrix:
     closing = kill_matrix.summary_lines(matrix["rows"], equivalents, context["layers"],
-                                        context["fuzz_seconds"])
+                                        context["fuzz_seconds"],
+                                        context["fuzz_empty_seconds"], times)
+  else:
+    closing = first_kill_end_lines(context, mutants, outcomes, counted, times)
   text += ["", line] + closing
   with open(path, "w") as f:
     f.write("\n".join(text) + "\n")
-  return line
+  return line, closing
+
+
+def time_of(ttk):
+  """A time-to-kill record's seconds; None for a layer that ran and did not kill."""
+  return None if ttk is None else ttk["seconds"]
+
+
+def time_to_kill_section(context, mutants, outcomes, counted, times, matrix):
+  """The report's time-to-kill tables, one row per fuzz layer that ran."""
+  if not times:
+    return []
+  seconds = {"fuzz": context["fuzz_seconds"], "fuzz-empty": context["fuzz_empty_seconds"]}
+  corpus = {"fuzz": "committed corpora", "fuzz-empty": "empty corpus"}
+  limits = " | ".join(f"killed within {limit} s" for limit in TTK_LIMITS)
+  out = ["", "## Time to kill of the fuzzers", "",
+         "As Magma and FuzzBench report bugs: per fuzz layer, over the non-equivalent "
+         "mutants it ran on, how many it killed within 1, 10 and 60 s, and the median time "
+         "to kill over those it killed. The time to kill is wall time, not libFuzzer's: "
+         "from the start of the layer's first target for the mutated file, the whole run "
+         "of each target before the killing one plus the killing target's own time from "
+         "the start of its process (start-up, and for the seed-corpus layer the replay of "
+         "the committed corpus, included) to its exit at the finding. Every target runs "
+         f"with `-seed={context['seed']}`, so the inputs it tries are the same from run to "
+         "run; the executions to the kill (libFuzzer's `stat::number_of_executed_units`) "
+         "are in the per-mutant table, and the seconds vary with the machine's load. "
+         + ("The empty-corpus layer (fuzz-empty) starts each target from an empty "
+            "directory, with the target's dictionary, and stops at the first target that "
+            "kills. " if "fuzz-empty" in times else "") +
+         ("" if matrix else "A first-kill run runs a fuzz layer only on the mutants the "
+          "earlier layers left alive, so these rows count those only. "), "",
+         f"| layer | corpus | seconds per target | mutants it ran on | {limits} | killed | "
+         "median time to kill | survived |",
+         "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in TTK_LIMITS) +
+         " | ---: | ---: | ---: |"]
+  survivors = {}
+  for layer, layer_times in times.items():
+    ran, within, killed, median, alive = kill_matrix.time_to_kill(layer_times, counted,
+                                                                  TTK_LIMITS)
+    survivors[layer] = alive
+    out.append(f"| {layer} | {corpus[layer]} | {seconds[layer]} | {ran} | " +
+               " | ".join(str(within[limit]) for limit in TTK_LIMITS) +
+               f" | {killed} | "
+               f"{'-' if median is None else kill_matrix.seconds_text(median) + ' s'} | "
+               f"{len(alive)} |")
+  by_id = {m["id"]: m for m in mutants}
+  for layer, alive in survivors.items():
+    out += ["", f"Survivors of {layer} ({len(alive)}): " +
+            (", ".join(f"`{m}` ({by_id[m]['file']}:{by_id[m]['line']} "
+                       f"{by_id[m]['operator']})" for m in alive) if alive else "none") + "."]
+  out += ["", "Per mutant (non-equivalent, and equivalent ones a fuzz layer ran on, marked): "
+          "the killing target, the time to kill, of it the killing target's own seconds, "
+          "and its executions; - where the layer ran and did not kill.", "",
+          "| mutant | " + " | ".join(times) + " |", "| --- | " +
+          " | ".join("---" for _ in times) + " |"]
+  for m in mutants:
+    cells = []
+    for layer in times:
+      if m["id"] not in times[layer]:
+        cells.append("not run")
+        continue
+      ttk = outcomes[m["id"]].ttk[layer]
+      cells.append("-" if ttk is None else
+                   f"`{ttk['target']}` {kill_matrix.seconds_text(ttk['seconds'])} s "
+                   f"(own {kill_matrix.seconds_text(ttk['target_seconds'])} s, "
+                   f"{ttk['executions'] if ttk['executions'] is not None else '?'} "
+                   f"executions)")
+    if all(c == "not run" for c in cells):
+      continue
+    mark = "" if m["id"] in counted else " (equivalent)"
+    out.append(f"| `{m['id']}`{mark} | " + " | ".join(cells) + " |")
+  return out + [""]
+
+
+def first_kill_end_lines(context, mutants, outcomes, counted, times):
+  """The four end lines of a first-kill run: a layer's kills alone are known
+  only for the first scoring layer that ran (it ran on every mutant); the
+  properties + corpus + fuzz union only when no unit layer ran before them."""
+  ran = [l for l in context["layers"] if l in kill_matrix.SCORING_LAYERS]
+  kills = {l: sum(outcomes[m].layer == l for m in counted) for l in ran}
+  alone = {l: (kills[l] if i == 0 else None) for i, l in enumerate(ran)}
+  union = None
+  if "unit" not in ran and all(l in ran for l in kill_matrix.NO_EXPECTATION):
+    union = sum(outcomes[m].layer in kill_matrix.NO_EXPECTATION for m in counted)
+  return kill_matrix.end_lines(len(counted), alone, union, context["fuzz_seconds"],
+                               context["fuzz_empty_seconds"],
+                               kill_matrix.median_time(times.get("fuzz-empty", {}), counted))
 
 
 def layer_settings(context):
@@ -901,7 +1095,11 @@ def layer_settings(context):
   if "fuzz" in context["layers"]:
     settings.append(f"{context['fuzz_seconds']} s per fuzz target, from the committed "
                     f"corpora, the targets for the mutated file only")
-  else:
+  if "fuzz-empty" in context["layers"]:
+    settings.append(f"fuzz-empty {context['fuzz_empty_seconds']} s per fuzz target, from an "
+                    f"empty corpus, the targets for the mutated file only, stopping at the "
+                    f"first kill")
+  if not any(l in context["layers"] for l in FUZZ_LAYERS):
     settings.append("no fuzz layer")
   return ", ".join(settings)
 
@@ -921,6 +1119,18 @@ def write_elements_json(path, context, mutants, matrix, equivalents):
     config["property_cases"] = context["property_cases"]
   if "fuzz" in context["layers"]:
     config["fuzz_seconds"] = context["fuzz_seconds"]
+  if "fuzz-empty" in context["layers"]:
+    config["fuzz_empty_seconds"] = context["fuzz_empty_seconds"]
+  # Each fuzz layer's time to kill per mutant (Suite.run_fuzz; null: it ran
+  # and did not kill): the schema has no place for it, its config is free.
+  ttk = {l: {m["id"]: matrix["ttk"][m["id"]].get(l) for m in mutants}
+         for l in FUZZ_LAYERS if l in context["layers"]}
+  if ttk:
+    config["time_to_kill"] = {
+        "what": "wall seconds from the start of the layer's first target to the exit of "
+                "the target that found the kill; target, its own seconds, libFuzzer's "
+                "executions to the kill",
+        "layers": ttk}
   report = kill_matrix.elements_report(matrix["rows"], by_id, sources, tests, equivalents,
                                        context["layers"], config)
   with open(path, "w") as f:
@@ -948,8 +1158,8 @@ def run_matrix(suite, mutants, layers, suite_id, args, scratch_root):
                for m, missing in todo}
     for future in concurrent.futures.as_completed(futures):
       m = futures[future]
-      for layer, (kills, seconds) in future.result().items():
-        cache.add(m["id"], layer, keys[layer], kills, seconds)
+      for layer, (kills, seconds, ttk) in future.result().items():
+        cache.add(m["id"], layer, keys[layer], kills, seconds, ttk)
       done += 1
       row = {l: cache.get(m["id"], l, keys[l])["kills"] for l in layers}
       verdict = "; ".join(f"{l} {len(k)}" for l, k in row.items() if k) or "survived"
@@ -960,10 +1170,11 @@ def run_matrix(suite, mutants, layers, suite_id, args, scratch_root):
     records = {l: cache.get(m["id"], l, keys[l]) for l in layers}
     kills = {l: r["kills"] for l, r in records.items()}
     outcomes[m["id"]] = first_kill(m["id"], kills, sum(r["seconds"] for r in records.values()))
+    outcomes[m["id"]].ttk = {l: r.get("ttk") for l, r in records.items() if l in FUZZ_LAYERS}
     how = {t: h for k in kills.values() for t, h in k.items()}
     rows.append(kill_matrix.MutantKills(m["id"], m["file"], m["operator"],
                                         {l: sorted(k) for l, k in kills.items()}, how))
-  return outcomes, {"rows": rows, "tests": tests,
+  return outcomes, {"rows": rows, "tests": tests, "ttk": {i: o.ttk for i, o in outcomes.items()},
                     "layer_seconds": {l: sum(cache.get(m["id"], l, keys[l])["seconds"]
                                              for m in mutants) for l in layers}}, cached_count
 
@@ -991,8 +1202,15 @@ def main():
   parser.add_argument("--seed", type=int, default=1,
                       help="sample, RapidCheck and libFuzzer seed (default 1)")
   parser.add_argument("-j", "--jobs", type=int, default=2, help="mutants at a time (default 2)")
-  parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated layers")
-  parser.add_argument("--fuzz-seconds", type=int, default=10, help="per fuzz target (default 10)")
+  parser.add_argument("--layers", default=",".join(DEFAULT_LAYERS),
+                      help=f"comma-separated layers, of {','.join(LAYERS)} (default "
+                      f"{','.join(DEFAULT_LAYERS)}: fuzz-empty only when named)")
+  parser.add_argument("--fuzz-seconds", type=int, default=10,
+                      help="per fuzz target of the fuzz layer, from the committed corpora "
+                      "(default 10)")
+  parser.add_argument("--fuzz-empty-seconds", type=int, default=60,
+                      help="per fuzz target of the fuzz-empty layer, from an empty corpus "
+                      "(default 60)")
   parser.add_argument("--property-cases", type=int, default=1000)
   parser.add_argument("--min-timeout", type=float, default=20.0,
                       help="least timeout of one program, seconds (default 20)")
@@ -1059,10 +1277,15 @@ def main():
     parser.error("--matrix runs the generated mutants only (not --named)")
   partial = bool(args.ids or args.sample or args.slice or args.shard)
   build_start = time.monotonic()
-  builds.build("fuzz" in layers)
+  # Every g++ target when the hand-written mutants run (their builds are whole).
+  named_run = args.named if args.named is not None else not partial and not args.matrix
+  builds.build(any(l in FUZZ_LAYERS for l in layers),
+               None if named_run else [p for l, ps in layer_programs().items() if l in layers
+                                       for p in ps])
   build_seconds = time.monotonic() - build_start
   suite_id = suite_hash()
-  suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout)
+  suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout,
+                fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers)
   scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
   try:
     suite.measure_baseline(layers, scratch_root)
@@ -1072,7 +1295,7 @@ def main():
                                                   scratch_root)
     else:
       cache = Cache(args.build_root, core, f"{suite_id}:{args.seed}:{args.property_cases}:"
-                    f"{args.fuzz_seconds}", args.fresh)
+                    f"{args.fuzz_seconds}:{args.fuzz_empty_seconds}", args.fresh)
       outcomes, todo = {}, []
       for m in mutants:
         cached = cache.usable(m["id"], layers)
@@ -1106,9 +1329,11 @@ def main():
       build_start = time.monotonic()
       gcc = builds.build_named_gcc(m["name"])
       build_seconds += time.monotonic() - build_start
-      before_fuzz = layers[:layers.index("fuzz")] if "fuzz" in layers else layers
+      fuzz_at = [i for i, l in enumerate(layers) if l in FUZZ_LAYERS]
+      before_fuzz = layers[:fuzz_at[0]] if fuzz_at else layers
       named_suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds,
-                          args.min_timeout, gcc=gcc)
+                          args.min_timeout, gcc=gcc,
+                          fuzz_empty_seconds=args.fuzz_empty_seconds)
       named_suite.baseline = suite.baseline
       outcome = named_suite.run_mutant(m, before_fuzz, scratch_root)
       if outcome.layer == "survived" and before_fuzz != layers:
@@ -1116,7 +1341,8 @@ def main():
         named_suite.fuzz_dir = builds.build_named_fuzz(m["name"])
         build_seconds += time.monotonic() - build_start
         rest = named_suite.run_mutant(m, layers[len(before_fuzz):], scratch_root)
-        outcome = dataclasses.replace(rest, seconds=round(outcome.seconds + rest.seconds, 2))
+        outcome = dataclasses.replace(rest, seconds=round(outcome.seconds + rest.seconds, 2),
+                                      ttk={**outcome.ttk, **rest.ttk})
       cache.add(outcome, layers)
       outcomes[m["id"]] = outcome
       log(f"    {outcome.layer} ({outcome.how}: {outcome.program}), {outcome.seconds:.1f} s")
@@ -1130,6 +1356,7 @@ def main():
       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
       "cores": os.cpu_count(), "jobs": args.jobs, "seed": args.seed,
       "property_cases": args.property_cases, "fuzz_seconds": args.fuzz_seconds,
+      "fuzz_empty_seconds": args.fuzz_empty_seconds,
       "layers": layers, "min_timeout": args.min_timeout,
       "selection": "; ".join(selection) if selection else
                    f"every one of the {generated} generated",
@@ -1138,7 +1365,7 @@ def main():
       "cached": cached_count}
   out = args.out or os.path.join(REPO, "mutation",
                                  "results-sample.md" if partial else "results.md")
-  line = write_report(out, context, mutants, outcomes,
+  line, closing_lines = write_report(out, context, mutants, outcomes,
                       read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")),
                       listing.get("dropped_not_compiling", {}), named,
                       named_skipped=not named and not partial, matrix=matrix)
@@ -1149,10 +1376,8 @@ def main():
                         read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")))
     log(f"=== kill matrix, mutation-testing-elements JSON: {os.path.relpath(json_path, REPO)}")
   print(line)
-  if matrix:
-    for closing in kill_matrix.summary_lines(matrix["rows"], read_equivalents(
-        os.path.join(REPO, "mutation", "equivalent.txt")), layers, args.fuzz_seconds):
-      print(closing)
+  for closing in closing_lines:
+    print(closing)
   return 0
 
 

@@ -40,8 +40,10 @@
 #                 from the release build
 #   coverage      scripts/coverage.sh, when it exists
 #   mutation      the kill matrix (mutation/run_mutants.py --matrix, layers
-#                 unit, properties, corpus and fuzz at
-#                 $DCPSCHED_MUTATION_FUZZ_SECONDS, default 10, per target) of
+#                 unit, properties, corpus, fuzz at
+#                 $DCPSCHED_MUTATION_FUZZ_SECONDS, default 10, per target, and
+#                 fuzz-empty, the targets from an empty corpus, at
+#                 $DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS, default 10) of
 #                 one of 3 disjoint stratified slices of the generated mutants
 #                 (about 770 each; the slice is $DCPSCHED_MUTATION_SLICE, K/3,
 #                 by default the day number mod 3 plus 1, so three nights in a
@@ -74,7 +76,7 @@ shard=0
 case ${1:-} in
   "") ;;
   --nightly) nightly=1 ;;
-  -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,68p' "$0"; exit 0 ;;
   *) usage ;;
 esac
 if [[ ${2:-} == --shard ]]; then
@@ -317,10 +319,26 @@ optional_tool() {
 
 # mutation [SHARD SHARDS]: the kill matrix of the night's slice, or of one
 # shard of it.
+#
+# The fuzz-empty layer's cost, at most (every mutant surviving every target):
+# a shard holds 64 or 65 mutants of its slice and 90 to 94 targets for their
+# files (1.44 a mutant: one for the packing-aware code, two or three for
+# vpp_align, checker, compact_schedule, validate), so mutants x targets x
+# seconds is 94 x 60 s = 5640 s at the 60 s of mutation/run_mutants.py's
+# default, 47 min at two mutants at a time: next to the shard's 45 min
+# (README "Nightly shards": the builds and about 65 mutants at about 55 s
+# each) it would not fit the 60-minute budget. At 10 s it is 94 x 10 s =
+# 940 s, 8 min at two at a time, about 53 min in all, and it keeps the
+# nightly the whole slice (about 773 mutants a night, a stratified third).
+# A killed mutant stops at its first kill, so a shard's real cost is less:
+# mutation/results-fuzz-time-sample.md measured 34 s a mutant at 60 s (18 min
+# a shard at two at a time, still past the hour), and killed 6 of its 10
+# non-equivalent mutants within 10 s.
 mutation() {
   local slice=${DCPSCHED_MUTATION_SLICE:-$(($(date -u +%s) / 86400 % 3 + 1))/3}
-  local args=(--matrix --slice "$slice" --seed 1 --layers unit,properties,corpus,fuzz
-              --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}" -j "$jobs")
+  local args=(--matrix --slice "$slice" --seed 1 --layers unit,properties,corpus,fuzz,fuzz-empty
+              --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}"
+              --fuzz-empty-seconds "${DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS:-10}" -j "$jobs")
   local out=$root/mutation-results.md
   if (($# == 2)); then
     args+=(--shard "$1/$2")

@@ -265,5 +265,222 @@ class ElementsReportTest(unittest.TestCase):
     self.assertLessEqual({t for e in entries for t in e["killedBy"]}, ids)
 
 
+class TimeToKillTest(unittest.TestCase):
+  """The time-to-kill figures and the four lines a report ends with."""
+
+  def test_counts_within_limits_median_and_survivors(self):
+    times = {"a": 0.5, "b": 1.0, "c": 7.0, "d": 61.0, "e": None, "f": 3.0, "x": None}
+    ran, within, killed, median, alive = km.time_to_kill(times, {"a", "b", "c", "d", "e", "f"})
+    self.assertEqual(ran, 6)  # x is not counted (equivalent)
+    self.assertEqual(within, {1: 2, 10: 4, 60: 4})
+    self.assertEqual(killed, 5)
+    self.assertEqual(median, 3.0)
+    self.assertEqual(alive, ["e"])
+    self.assertEqual(km.median_time({"a": 1.0, "b": 4.0}, {"a", "b"}), 2.5)
+    self.assertIsNone(km.median_time({"a": None}, {"a"}))
+
+  PREFIXES = ["properties alone: ", "fuzzers alone, seed corpora, 7 s per target: ",
+              "fuzzers alone, empty corpus, 30 s per target: ",
+              "properties + corpus + fuzz (no hand-computed expectations): "]
+
+  def test_end_lines_say_not_run_and_never_make_up_a_figure(self):
+    lines = km.end_lines(9, {"properties": 4, "corpus": 5, "fuzz": 6, "fuzz-empty": 2}, 8, 7,
+                         30, 12.25)
+    self.assertEqual(lines, [
+        "properties alone: 4 of 9 non-equivalent mutants killed",
+        "fuzzers alone, seed corpora, 7 s per target: 6 of 9",
+        "fuzzers alone, empty corpus, 30 s per target: 2 of 9, median time to kill 12.2 s",
+        "properties + corpus + fuzz (no hand-computed expectations): 8 of 9"])
+    lines = km.end_lines(9, {"unit": 9, "corpus": None}, None, 7, 30, None)
+    for line, prefix in zip(lines, self.PREFIXES):
+      self.assertTrue(line.startswith(prefix), line)
+      self.assertNotRegex(line, r"\d+ of 9")
+    self.assertEqual(lines[0], "properties alone: not run")
+    self.assertEqual(lines[2], "fuzzers alone, empty corpus, 30 s per target: not run")
+    self.assertIn("not run (properties, fuzz did not run)", lines[3])
+    lines = km.end_lines(9, {"properties": 3, "fuzz": None, "corpus": None,
+                             "fuzz-empty": None}, None, 7, 30, 4.0)
+    self.assertIn("not measured alone", lines[1])
+    self.assertIn("not measured alone", lines[2])
+    self.assertIn("not measured", lines[3])
+
+  def test_matrix_summary_ends_with_the_four_lines(self):
+    layers = ["properties", "corpus", "fuzz", "fuzz-empty"]
+    rows = [km.MutantKills("m0", "a.cc", "op", {"properties": ["p"], "corpus": [], "fuzz": [],
+                                                "fuzz-empty": ["f:empty"]}),
+            km.MutantKills("m1", "a.cc", "op", {"properties": [], "corpus": ["c"],
+                                                "fuzz": ["f"], "fuzz-empty": []}),
+            km.MutantKills("m2", "a.cc", "op", {l: [] for l in layers})]
+    lines = km.summary_lines(rows, {"m2": "argued"}, layers, 7, 30,
+                             {"fuzz": {"m0": None, "m1": 2.0, "m2": None},
+                              "fuzz-empty": {"m0": 5.5, "m1": None, "m2": None}})
+    self.assertEqual(lines[-4:], [
+        "properties alone: 1 of 2 non-equivalent mutants killed",
+        "fuzzers alone, seed corpora, 7 s per target: 1 of 2",
+        "fuzzers alone, empty corpus, 30 s per target: 1 of 2, median time to kill 5.5 s",
+        "properties + corpus + fuzz (no hand-computed expectations): 2 of 2"])
+
+
+class RunnerTimeToKillTest(unittest.TestCase):
+  """run_mutants.py's fuzz layers on stand-in fuzz targets (shell scripts), and
+  the report's time-to-kill table and end lines."""
+
+  TARGET = """#!/bin/sh
+# A stand-in libFuzzer target: runs "$SECONDS_TO_RUN" s, prints libFuzzer's
+# final stats, and aborts when its name is in $KILLERS.
+echo "$0 $*" >> "$CALLS"
+sleep "$SECONDS_TO_RUN"
+echo "stat::number_of_executed_units: 123"
+case " $KILLERS " in *" $(basename "$0") "*) kill -ABRT $$ ;; esac
+exit 0
+"""
+
+  def setUp(self):
+    import tempfile
+    import run_mutants
+    self.rm = run_mutants
+    self.dir = tempfile.mkdtemp()
+    self.addCleanup(__import__("shutil").rmtree, self.dir)
+    for name in ("t1", "t2", "t3"):
+      path = os.path.join(self.dir, name)
+      with open(path, "w") as f:
+        f.write(self.TARGET)
+      os.chmod(path, 0o755)
+    suite = run_mutants.Suite.__new__(run_mutants.Suite)
+    suite.fuzz_dir = suite.gcc_dir = self.dir
+    suite.seed, suite.fuzz_seconds, suite.fuzz_empty_seconds = 5, 1, 2
+    suite.lock = __import__("threading").Lock()
+    suite.fuzz_targets = lambda file: ["t1", "t2", "t3"]
+    suite.property_cases = 1
+    self.suite = suite
+    os.environ.update(CALLS=os.path.join(self.dir, "calls"), SECONDS_TO_RUN="0.2",
+                      KILLERS="t2 t3")
+
+  def calls(self):
+    with open(os.environ["CALLS"]) as f:
+      return f.read().splitlines()
+
+  def test_empty_corpus_layer_stops_at_the_first_kill(self):
+    scratch = os.path.join(self.dir, "scratch")
+    os.makedirs(scratch)
+    how, target, total, ttk, kills = self.suite.run_fuzz("fuzz-empty", "m", "core/x.cc",
+                                                         scratch, stop=True)
+    self.assertEqual((how, target, kills), ("crashed", "t2", {"t2": "crashed"}))
+    calls = self.calls()
+    self.assertEqual(len(calls), 2)  # t3 never ran
+    self.assertIn("-max_total_time=2", calls[0])
+    self.assertIn("-seed=5", calls[0])
+    self.assertNotIn("corpus", calls[0])  # no committed corpus: an empty directory
+    self.assertEqual(ttk["target"], "t2")
+    self.assertEqual(ttk["executions"], 123)
+    # From the layer's start: all of t1, then t2 up to its kill.
+    self.assertGreaterEqual(ttk["seconds"], 0.4)
+    self.assertGreaterEqual(ttk["seconds"], ttk["target_seconds"])
+    self.assertLess(ttk["seconds"], total + 0.01)
+    # The matrix names its tests apart from the seed-corpus layer's.
+    kills, _, ttk = self.suite.matrix_layer("fuzz-empty", "m", "core/x.cc", scratch)
+    self.assertEqual(kills, {"t2:empty": "crashed"})
+
+  def test_seed_corpus_layer_runs_every_target_in_the_matrix(self):
+    scratch = os.path.join(self.dir, "scratch")
+    os.makedirs(scratch)
+    kills, total, ttk = self.suite.matrix_layer("fuzz", "m", "core/x.cc", scratch)
+    self.assertEqual(kills, {"t2": "crashed", "t3": "crashed"})
+    calls = self.calls()
+    self.assertEqual(len(calls), 3)
+    self.assertIn("-max_total_time=1", calls[0])
+    self.assertIn(os.path.join("corpus", "t1"), calls[0])
+    self.assertEqual(ttk["target"], "t2")
+    os.environ["KILLERS"] = ""
+    kills, _, ttk = self.suite.matrix_layer("fuzz", "m", "core/x.cc", scratch)
+    self.assertEqual((kills, ttk), ({}, None))
+
+  def report(self, matrix_run, layers):
+    import tempfile
+    rm = self.rm
+    mutants = [{"id": f"m{i}", "file": "core/a.cc", "line": i, "operator": "op",
+                "before": "<", "after": "<="} for i in range(4)]
+    ttk = lambda s: {"seconds": s, "target": "t1", "target_seconds": s, "executions": 9}
+    outcomes = {
+        "m0": rm.Outcome("m0", "properties", "failed", "p", 1.0, "",
+                         {"fuzz": ttk(0.5), "fuzz-empty": ttk(3.0)}),
+        "m1": rm.Outcome("m1", "fuzz", "crashed", "t1", 1.0, "",
+                         {"fuzz": ttk(2.0), "fuzz-empty": None}),
+        "m2": rm.Outcome("m2", "fuzz-empty", "crashed", "t1", 1.0, "",
+                         {"fuzz": None, "fuzz-empty": ttk(40.0)}),
+        "m3": rm.Outcome("m3", "survived", "survived", "", 1.0, "",
+                         {"fuzz": None, "fuzz-empty": None}),
+    }
+    context = {"arguments": "x", "core": "c", "suite": "s", "commit": "h", "date": "d",
+               "cores": 2, "jobs": 1, "seed": 1, "property_cases": 10, "fuzz_seconds": 7,
+               "fuzz_empty_seconds": 30, "layers": layers, "min_timeout": 20, "selection": "x",
+               "wall": "w", "builds": "b", "mutant_seconds": 4.0, "cached": 0}
+    matrix = None
+    if matrix_run:
+      rows = [km.MutantKills("m0", "core/a.cc", "op", {"properties": ["p"], "corpus": [],
+                                                       "fuzz": ["t1"],
+                                                       "fuzz-empty": ["t1:empty"]}),
+              km.MutantKills("m1", "core/a.cc", "op", {"properties": [], "corpus": [],
+                                                       "fuzz": ["t1"], "fuzz-empty": []}),
+              km.MutantKills("m2", "core/a.cc", "op", {"properties": [], "corpus": [],
+                                                       "fuzz": [],
+                                                       "fuzz-empty": ["t1:empty"]}),
+              km.MutantKills("m3", "core/a.cc", "op", {l: [] for l in layers})]
+      matrix = {"rows": rows, "tests": {}, "layer_seconds": {l: 1.0 for l in layers}}
+    with tempfile.NamedTemporaryFile("r", suffix=".md", dir=self.dir, delete=False) as f:
+      line, closing = rm.write_report(f.name, context, mutants, outcomes, {}, {},
+                                      matrix=matrix)
+      text = f.read()
+    return text, closing
+
+  def test_report_has_the_table_and_ends_with_the_four_lines(self):
+    layers = ["properties", "corpus", "fuzz", "fuzz-empty"]
+    text, closing = self.report(True, layers)
+    lines = text.rstrip("\n").splitlines()
+    self.assertEqual(lines[-4:], [
+        "properties alone: 1 of 4 non-equivalent mutants killed",
+        "fuzzers alone, seed corpora, 7 s per target: 2 of 4",
+        "fuzzers alone, empty corpus, 30 s per target: 2 of 4, median time to kill 21.5 s",
+        "properties + corpus + fuzz (no hand-computed expectations): 2 of 4"])
+    self.assertEqual(closing[-4:], lines[-4:])
+    self.assertIn("| fuzz | committed corpora | 7 | 4 | 1 | 2 | 2 | 2 | 1.2 s | 2 |", text)
+    self.assertIn("| fuzz-empty | empty corpus | 30 | 4 | 0 | 1 | 2 | 2 | 21.5 s | 2 |", text)
+    self.assertIn("Survivors of fuzz-empty (2): `m1`", text)
+    self.assertIn("fuzz-empty 30 s per fuzz target, from an empty corpus", text)
+    # The JSON report keeps each fuzz layer's time to kill in its config.
+    import tempfile
+    rm = self.rm
+    rows = [km.MutantKills("m0", "core/checker.cc", "op", {"fuzz": ["t1"], "fuzz-empty": []})]
+    mutant = {"id": "m0", "file": "core/checker.cc", "line": 1, "column": 1, "operator": "op",
+              "before": "<", "after": "<=", "description": "d"}
+    context = {"arguments": "", "core": "c", "suite": "s", "commit": "h", "date": "d",
+               "seed": 1, "layers": ["fuzz", "fuzz-empty"], "selection": "x",
+               "min_timeout": 20, "fuzz_seconds": 7, "fuzz_empty_seconds": 30}
+    matrix = {"rows": rows, "tests": {"t1": ("fuzz/t1.cc", "fuzz"),
+                                      "t1:empty": ("fuzz/t1.cc", "fuzz-empty")},
+              "ttk": {"m0": {"fuzz": {"seconds": 1.5, "target": "t1", "target_seconds": 1.5,
+                                      "executions": 3}, "fuzz-empty": None}}}
+    with tempfile.NamedTemporaryFile("r", suffix=".json", dir=self.dir, delete=False) as f:
+      rm.write_elements_json(f.name, context, [mutant], matrix, {})
+      report = json.load(f)
+    self.assertEqual(report["config"]["fuzz_empty_seconds"], 30)
+    self.assertEqual(report["config"]["time_to_kill"]["layers"],
+                     {"fuzz": {"m0": matrix["ttk"]["m0"]["fuzz"]}, "fuzz-empty": {"m0": None}})
+    # A first-kill run: properties ran first, on every mutant; the others not alone.
+    text, _ = self.report(False, layers)
+    lines = text.rstrip("\n").splitlines()
+    self.assertEqual(lines[-4], "properties alone: 1 of 4 non-equivalent mutants killed")
+    self.assertIn("not measured alone", lines[-3])
+    self.assertEqual(lines[-1], "properties + corpus + fuzz (no hand-computed expectations): "
+                     "2 of 4")
+    # Without the fuzz layers: no table, their lines say not run, the header no setting.
+    text, _ = self.report(False, ["unit", "properties"])
+    lines = text.rstrip("\n").splitlines()
+    self.assertNotIn("Time to kill", text)
+    self.assertNotIn("per fuzz target", text)
+    self.assertEqual(lines[-3], "fuzzers alone, seed corpora, 7 s per target: not run")
+    self.assertEqual(lines[-2], "fuzzers alone, empty corpus, 30 s per target: not run")
+
+
 if __name__ == "__main__":
   unittest.main(verbosity=2)
