@@ -26,7 +26,7 @@ import pytest
 
 import dcpsched
 from conftest import REPO
-from dcpsched.conformance import (checks, corpus, generators, known_upstreams, shrink,
+from dcpsched.conformance import (checks, cli, corpus, generators, known_upstreams, shrink,
                                   signatures, upstream)
 from dcpsched.conformance.golden import GoldenWriter
 from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem
@@ -464,3 +464,16 @@ def test_golden_writer_tags_files_and_leaves_out_large_g(tmp_path):
              (tmp_path / "packing_aware_schedule_pr6479.jsonl").read_text().splitlines()]
     assert [(c["name"], c["total_gpus"], c["max_num_seqs"]) for c in cases] == [
         ("pa-sched-pr6479-0001", 2, 3), ("pa-sched-pr6479-0002", 64, None)]
+
+
+def test_an_internal_error_exits_3_not_checked(monkeypatch, capsys):
+    # One exit-code contract for both modes: a failure of the check itself
+    # is NOT CHECKED (3), never a traceback that exits 1 like a difference.
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("planted failure")
+    monkeypatch.setattr(checks, "run_checks", broken)
+    status = cli.run(["--megatron", str(FIXTURE), "--cases", "1", "--no-corpora"])
+    captured = capsys.readouterr()
+    assert status == 3, captured
+    assert "planted failure" in captured.err and "NOT CHECKED" in captured.err
+    assert "conforms" not in captured.out

@@ -26,7 +26,8 @@ set max_num_seqs, the cap Megatron-LM PR #6479 gives the packing-aware step.
 Exit status: 0 when everything agrees; 1 when something differs (M > 0,
 which includes problems exactly one side rejects) or upstream has a
 parameter dcpsched does not model; 2 when the checkout lacks a file or a
-function the check needs, or the command line is wrong.
+function the check needs, or the command line is wrong; 3 when the check
+itself failed (an internal error, with its traceback: NOT CHECKED).
 --write-golden DIR writes upstream's answers as golden vectors in the format
 of tests/golden/ (golden.py).
 

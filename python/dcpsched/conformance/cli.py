@@ -190,6 +190,17 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
                   "NOT CHECKED", file=sys.stderr)
             return 3
     try:
+        return _run_problems(args, out)
+    except Exception:  # pylint: disable=broad-except
+        traceback.print_exc()
+        print("conformance: internal error in the conformance check (above); NOT CHECKED",
+              file=sys.stderr)
+        return 3
+
+
+def _run_problems(args, out) -> int:
+    """The check on generated and corpus problems; returns the exit status."""
+    try:
         up = upstream.load(args.megatron)
         if args.no_corpora:
             corpora = []
