@@ -4,11 +4,13 @@
 // (oracle/reference_checker.h) finds.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/checker.h"
+#include "core/compact_schedule.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "properties/checker_reference_check.h"
@@ -137,6 +139,42 @@ RC_GTEST_PROP(CheckerProperties, FindViolationsMatchesTheReferenceOnDamagedLegac
       *GenDamagedSchedule(problem.samples, *schedule, problem.options);
   RC_ASSERT_OK(CheckFindViolationsMatchesReference(problem.samples, damaged.schedule,
                                                    damaged.options));
+}
+
+// A compact microbatch broken so that its groups are no compact form (a
+// group moved, of size 0 or -1, equal to its left neighbour, dropped, or
+// swapped with the next) is one finding of invariant 1 and is not read
+// further.
+RC_GTEST_PROP(CheckerProperties, AMalformedCompactMicrobatchIsOneFindingOfInvariantOne, ()) {
+  const Scheduled scheduled = ScheduleSomething();
+  CompactSchedule compact = CompactFromRanks(scheduled.schedule);
+  auto& microbatch =
+      compact.microbatches[*rc::gen::inRange<std::size_t>(0, compact.microbatches.size())];
+  auto& groups = microbatch.groups;
+  const std::size_t g = *rc::gen::inRange<std::size_t>(0, groups.size());
+  switch (*rc::gen::inRange(0, 5)) {
+    case 0:
+      groups[g].first_rank += *rc::gen::element<std::int64_t>(-2, -1, 1, 2);
+      break;
+    case 1:
+      groups[g].size = *rc::gen::element<std::int64_t>(0, -1);
+      break;
+    case 2:
+      if (g > 0) {
+        groups[g].ids = groups[g - 1].ids;
+      } else {
+        groups[g].first_rank = 1;
+      }
+      break;
+    case 3:
+      groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(g));
+      break;
+    default:
+      if (g + 1 < groups.size()) std::swap(groups[g], groups[g + 1]);
+      break;
+  }
+  RC_ASSERT_OK(CheckMalformedMicrobatchesAreReportedOnce(scheduled.problem.samples, compact,
+                                                         scheduled.problem.options));
 }
 
 }  // namespace

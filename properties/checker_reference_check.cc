@@ -89,6 +89,17 @@ absl::Status CheckVerdict(const std::vector<Violation>& violations, const absl::
                                           ", expected InvalidArgument: ", expected));
 }
 
+bool IsCompactForm(const CompactMicrobatch& microbatch) {
+  std::int64_t end = 0;
+  for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
+    const CpGroupIds& group = microbatch.groups[g];
+    if (group.first_rank != end || group.size < 1) return false;
+    if (g > 0 && group.ids == microbatch.groups[g - 1].ids) return false;
+    end += group.size;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status CheckFindViolationsMatchesReference(absl::Span<const Sample> samples,
@@ -115,6 +126,29 @@ absl::Status CheckFindViolationsMatchesReference(absl::Span<const Sample> sample
         "the problem is not valid, but CheckSchedule says ", verdict.ToString()));
   }
   return CheckVerdict(violations, verdict);
+}
+
+absl::Status CheckMalformedMicrobatchesAreReportedOnce(absl::Span<const Sample> samples,
+                                                       const CompactSchedule& schedule,
+                                                       const DynamicCpOptions& options) {
+  if (!oracle::ValidateDynamicCpProblem(samples, options).ok()) return absl::OkStatus();
+  const std::vector<Violation> violations = FindViolations(samples, schedule, options);
+  for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
+    if (IsCompactForm(schedule.microbatches[m])) continue;
+    std::vector<const Violation*> here;
+    for (const Violation& violation : violations) {
+      if (violation.microbatch == static_cast<std::int64_t>(m)) here.push_back(&violation);
+    }
+    if (here.size() != 1 || here.front()->invariant != Invariant::kNoEmptyRank ||
+        here.front()->rank != -1 || !here.front()->ids.empty() ||
+        here.front()->message.empty()) {
+      return absl::InternalError(absl::StrCat(
+          "microbatch ", m, " is no compact form, but FindViolations makes ", here.size(),
+          " findings there", here.empty() ? "" : ", the first: ",
+          here.empty() ? "" : here.front()->message, " (expected one, invariant 1 at no rank)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dcpsched::properties

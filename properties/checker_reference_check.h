@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 
 namespace dcpsched::properties {
@@ -27,6 +28,15 @@ namespace dcpsched::properties {
 absl::Status CheckFindViolationsMatchesReference(absl::Span<const Sample> samples,
                                                  const Schedule& schedule,
                                                  const DynamicCpOptions& options);
+
+// On the compact form: a microbatch whose groups are no compact form (judged
+// here: the first starts past rank 0, a group has size < 1, a gap or an
+// overlap, or equal neighbouring lists) is exactly one finding located in
+// it, invariant 1 at no rank, with no ids and a message: the checker does
+// not read it further.
+absl::Status CheckMalformedMicrobatchesAreReportedOnce(absl::Span<const Sample> samples,
+                                                       const CompactSchedule& schedule,
+                                                       const DynamicCpOptions& options);
 
 }  // namespace dcpsched::properties
 

@@ -18,6 +18,16 @@ RC_GTEST_PROP(DpBalancedProperties, MatchesTheOracle, ()) {
   RC_ASSERT_OK(CheckDpBalancedMatchesOracle(*GenDpBalancedProblem()));
 }
 
+// A problem outside the limits is refused with InvalidArgument by the
+// scheduler, its compact form and the oracle alike.
+RC_GTEST_PROP(DpBalancedProperties, InvalidProblemsAreRejectedWithInvalidArgument, ()) {
+  const DpBalancedProblem problem = *GenInvalidDpBalancedProblem();
+  const absl::StatusOr<Schedule> schedule = ScheduleDpBalanced(problem.lens, problem.options);
+  RC_ASSERT(schedule.status().code() == absl::StatusCode::kInvalidArgument);
+  RC_ASSERT_OK(CheckDpBalancedMatchesOracle(problem));
+  RC_ASSERT_OK(CheckDpBalancedCompactMatchesPerRank(problem));
+}
+
 // Every position is in exactly one microbatch, held by the cp_size ranks of
 // one DP replica, and no packed sequence is over its token budget.
 RC_GTEST_PROP(DpBalancedProperties, EveryPositionOnceOnOneReplicaWithinBudget, ()) {

@@ -278,7 +278,7 @@ SampleId UnusedId(const std::vector<Sample>& samples) {
   return id;
 }
 
-constexpr int kBreakages = 18;
+constexpr int kBreakages = 19;
 
 DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
   DynamicCpOptions& options = problem.options;
@@ -312,6 +312,7 @@ DynamicCpProblem Break(DynamicCpProblem problem, int breakage) {
     case 14: options.vpp_group = std::numeric_limits<std::int64_t>::min(); break;
     case 15: options.max_num_seqs = 0; break;
     case 16: options.max_num_seqs = -1; break;
+    case 17: options.min_cp_size = 0; break;
     default: options.max_num_seqs = std::numeric_limits<std::int64_t>::min(); break;
   }
   return problem;
@@ -478,6 +479,41 @@ rc::Gen<DpBalancedProblem> GenDpBalancedProblem() {
       rc::gen::weightedElement<std::optional<std::int64_t>>(
           {{4, std::nullopt}, {1, 1}, {1, 2}, {1, 3}, {1, 5}}),
       GenVppGroup(), rc::gen::container<std::vector<LengthRecipe>>(GenRecipe()));
+}
+
+constexpr int kDpBalancedBreakages = 14;
+
+DpBalancedProblem BreakDpBalanced(DpBalancedProblem problem, int breakage) {
+  DpBalancedOptions& options = problem.options;
+  switch (breakage) {
+    case 0: options.dp_size = 0; break;
+    case 1: options.dp_size = -1; break;
+    case 2: options.dp_size = kMaxTotalGpus + 1; break;
+    case 3: options.cp_size = 0; break;
+    case 4: options.cp_size = kMaxTotalGpus + 1; break;
+    case 5:
+      // Each in range, their product one replica too many.
+      options.dp_size = kMaxTotalGpus / options.cp_size + 1;
+      break;
+    case 6: options.max_seq_len_per_rank = 0; break;
+    case 7: options.max_seq_len_per_rank = kMaxSeqLenPerRank + 1; break;
+    case 8: options.max_num_seqs = 0; break;
+    case 9: options.max_num_seqs = -1; break;
+    case 10: options.vpp_group = 0; break;
+    case 11: problem.lens.push_back(0); break;
+    case 12: problem.lens.push_back(kMaxSampleLen + 1); break;
+    default:
+      // One token more than a packed sequence of cp_size ranks holds.
+      problem.lens.push_back(std::min(kMaxSampleLen,
+                                      options.max_seq_len_per_rank * options.cp_size) + 1);
+      break;
+  }
+  return problem;
+}
+
+rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem() {
+  return rc::gen::apply(BreakDpBalanced, GenDpBalancedProblem(),
+                        rc::gen::inRange(0, kDpBalancedBreakages));
 }
 
 rc::Gen<Schedule> GenHandMadeSchedule() {

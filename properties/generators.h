@@ -63,9 +63,9 @@ rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem();
 // A valid problem whose sample lengths are pairwise distinct.
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths();
 
-// A valid problem with exactly one limit broken: G, mslpr, min_cp_size,
-// vpp_group or max_num_seqs out of range, a length out of [1, 2^26], a
-// duplicate id, or a sample that needs more than G ranks.
+// A valid problem with exactly one limit broken: G, mslpr, min_cp_size (0
+// among its bad values), vpp_group or max_num_seqs out of range, a length
+// out of [1, 2^26], a duplicate id, or a sample that needs more than G ranks.
 rc::Gen<DynamicCpProblem> GenInvalidProblem();
 
 // Lengths and options for the dp_balanced scheduler, valid.
@@ -74,6 +74,11 @@ struct DpBalancedProblem {
   DpBalancedOptions options;
 };
 rc::Gen<DpBalancedProblem> GenDpBalancedProblem();
+
+// A dp_balanced problem with exactly one limit broken: dp_size, cp_size or
+// their product, mslpr, max_num_seqs or vpp_group out of range, a length out
+// of [1, 2^26], or one longer than mslpr * cp_size.
+rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem();
 
 // A schedule of `width` ranks per microbatch that need not come from any
 // scheduler: runs of equal id lists, sometimes malformed (ragged, an empty

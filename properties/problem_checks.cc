@@ -489,6 +489,17 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
       return Fail(absl::StrCat("microbatch ", m, ": busiest and idlest work ", load.max_work, ", ",
                                load.min_work, " but its ranks range over ", *most, ", ", *least));
     }
+    // SumOverRanks adds rank by rank, bit for bit as the per-rank lists add.
+    const std::vector<double> rank_tokens = RankTokens(load);
+    const double work_sum = std::accumulate(rank_work.begin(), rank_work.end(), 0.0);
+    const double token_sum = std::accumulate(rank_tokens.begin(), rank_tokens.end(), 0.0);
+    if (SumOverRanks(load, &CpGroupLoad::work_per_rank) != work_sum ||
+        SumOverRanks(load, &CpGroupLoad::tokens_per_rank) != token_sum) {
+      return Fail(absl::StrCat("microbatch ", m, ": SumOverRanks gives work ",
+                               SumOverRanks(load, &CpGroupLoad::work_per_rank), " and tokens ",
+                               SumOverRanks(load, &CpGroupLoad::tokens_per_rank),
+                               ", its ranks add up to ", work_sum, " and ", token_sum));
+    }
   }
   std::int64_t total = 0;
   std::int64_t shortest = 0;

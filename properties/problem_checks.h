@@ -95,7 +95,8 @@ absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
 // `problem`, as built: every microbatch G ranks wide and split into runs
 // that cover them, each run the ids its member ranks hold, with the work and
 // tokens per rank counted afresh from the rank lists; the busiest and idlest
-// rank among them; the batch's token total and length range; no fewer
+// rank among them, and SumOverRanks equal to the ranks' sums, bit for bit;
+// the batch's token total and length range; no fewer
 // microbatches than the lower bound; a balance efficiency in (0, 1].
 absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
                                        const Schedule& schedule);
