@@ -518,11 +518,15 @@ rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem() {
 
 rc::Gen<Schedule> GenHandMadeSchedule() {
   // Each microbatch: a list of run sizes (sorted largest first unless
-  // `growing`), each run holding 1-3 fresh ids; then an optional defect.
+  // `growing`), each run holding 2 fresh ids; then an optional defect. With
+  // `split` 1 every run of 2 ranks or more, with 2 every second one, is two
+  // groups that share the run's first id and differ in the second, so a run
+  // spans groups.
   return rc::gen::apply(
-      [](int width, const std::vector<std::vector<int>>& run_plans, int defect) {
+      [](int width, const std::vector<std::vector<int>>& run_plans, int defect, int split) {
         Schedule schedule;
         SampleId next_id = 0;
+        int runs_seen = 0;
         for (std::size_t m = 0; m < run_plans.size(); ++m) {
           std::vector<int> sizes = run_plans[m];
           std::sort(sizes.rbegin(), sizes.rend());
@@ -532,9 +536,14 @@ rc::Gen<Schedule> GenHandMadeSchedule() {
             const int room = width - static_cast<int>(microbatch.rank_ids.size());
             if (room <= 0) break;
             const int size = std::min(planned, room);
+            const bool split_here =
+                size >= 2 && (split == 1 || (split == 2 && ++runs_seen % 2 == 0));
             const std::vector<SampleId> ids = {next_id, next_id + 1};
-            next_id += 2;
-            for (int r = 0; r < size; ++r) microbatch.rank_ids.push_back(ids);
+            const std::vector<SampleId> right_ids = {next_id, next_id + 2};
+            next_id += split_here ? 3 : 2;
+            for (int r = 0; r < size; ++r) {
+              microbatch.rank_ids.push_back(split_here && r >= size / 2 ? right_ids : ids);
+            }
           }
           while (static_cast<int>(microbatch.rank_ids.size()) < width) {
             microbatch.rank_ids.push_back({next_id++});
@@ -548,7 +557,8 @@ rc::Gen<Schedule> GenHandMadeSchedule() {
       rc::gen::inRange(1, 17),
       rc::gen::nonEmpty(rc::gen::container<std::vector<std::vector<int>>>(
           rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 9)))),
-      rc::gen::weightedElement<int>({{12, 0}, {1, 1}, {1, 2}, {1, 3}}));
+      rc::gen::weightedElement<int>({{12, 0}, {1, 1}, {1, 2}, {1, 3}}),
+      rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}}));
 }
 
 }  // namespace properties

@@ -82,7 +82,8 @@ rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem();
 
 // A schedule of `width` ranks per microbatch that need not come from any
 // scheduler: runs of equal id lists, sometimes malformed (ragged, an empty
-// rank, runs growing left to right), for VPP alignment.
+// rank, runs growing left to right), some runs split into two groups that
+// share the run's first id, for VPP alignment.
 rc::Gen<Schedule> GenHandMadeSchedule();
 
 }  // namespace properties
