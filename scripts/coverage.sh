@@ -86,7 +86,7 @@ profdata=llvm-profdata-$llvm
 
 for tool in "clang++-$llvm" "llvm-cov-$llvm" "$profdata"; do
   command -v "$tool" >/dev/null || {
-    echo "coverage: $tool not found; run scripts/install_deps.sh (clang-$llvm, llvm-$llvm)" >&2
+    echo "coverage: $tool not found; run scripts/install_deps.sh (clang-$llvm, libclang-rt-$llvm-dev, llvm-$llvm)" >&2
     exit 2
   }
 done

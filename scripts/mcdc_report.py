@@ -527,7 +527,9 @@ def report(args):
         emit(f"| {label} | {percent(c, t):.2f}% ({c}/{t}) |")
     emit("")
     emit("A layer's count leaves out the decisions of header functions that none "
-         "of its programs instantiated, as in the table above.")
+         "of its programs instantiated, as in the table above. RapidCheck draws "
+         "new cases on every run, so the properties layer's figure can change "
+         "from one run to the next.")
     emit("")
     emit("### Conditions not covered without golden")
     emit("")
