@@ -16,8 +16,10 @@ and prints, for the sources under --sources only:
 - every branch outcome never taken without golden (in any instantiation),
   with its reason where --unreachable names its line.
 
-With --docs FILE it also writes that Markdown page, whose last line is
-`core/ coverage without golden: lines X%, branches Y%, regions Z%`.
+With --docs FILE it also writes that Markdown page, whose part written here
+ends with the line
+`core/ coverage without golden: lines X%, branches Y%, regions Z%`; the
+MC/DC section after it (scripts/mcdc_report.py) is kept as it is.
 
 Exit status 0: no gap, every --unreachable entry names an uncovered piece,
 and branch coverage without golden is at least --min-branches; else 1.
@@ -41,6 +43,8 @@ LAYERS = [
 ]
 KINDS = ("lines", "branches", "regions")
 LLVM_COV = "llvm-cov-14"
+# Where the MC/DC section of the --docs page starts (scripts/mcdc_report.py).
+MCDC_MARKER = "<!-- mcdc: the section below is written by scripts/coverage.sh --mcdc -->"
 
 
 @dataclasses.dataclass
@@ -348,8 +352,15 @@ def report(args):
 
     print(page, end="")
     if args.docs:
+        # The MC/DC section that `scripts/coverage.sh --mcdc` wrote stays.
+        kept = ""
+        if os.path.exists(args.docs):
+            with open(args.docs, encoding="utf-8") as docs:
+                old = docs.read()
+            if MCDC_MARKER in old:
+                kept = "\n" + MCDC_MARKER + old.split(MCDC_MARKER, 1)[1]
         with open(args.docs, "w", encoding="utf-8") as docs:
-            docs.write(page)
+            docs.write(page + kept)
         print(f"coverage_report: wrote {args.docs}", file=sys.stderr)
 
     failures = []

@@ -22,6 +22,7 @@ packages=(
   libbenchmark-dev       # benchmarks
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers
   llvm-14                # llvm-cov-14, llvm-profdata-14: scripts/coverage.sh
+  clang-19 libclang-rt-19-dev llvm-19  # MC/DC: scripts/coverage.sh --mcdc (-fcoverage-mcdc, llvm-cov-19)
   librsvg2-bin           # rsvg-convert: the SVG tests render schedule pictures
   lld                    # fast linking of mutant builds (mutation/run_mutants.py)
   python3-clang-14 libclang1-14  # libclang: the mutant generator reads the C++ AST

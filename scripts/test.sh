@@ -39,6 +39,8 @@
 #                 (python/tests/test_distributed.py, DCPSCHED_NIGHTLY_DISTRIBUTED=1),
 #                 from the release build
 #   coverage      scripts/coverage.sh, when it exists
+#   coverage-mcdc scripts/coverage.sh --mcdc: MC/DC with clang-19
+#                 (build/coverage-mcdc)
 #   mutation      the kill matrix (mutation/run_mutants.py --matrix, layers
 #                 unit, properties, corpus, fuzz at
 #                 $DCPSCHED_MUTATION_FUZZ_SECONDS, default 10, per target, and
@@ -53,7 +55,7 @@
 # --shard K/N (N = 16, the only count defined) runs one part of the nightly
 # tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
 #   1       the default tier, properties, digest-builds, distributed
-#   2       asan-gcc, coverage
+#   2       asan-gcc, coverage, coverage-mcdc
 #   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
 #           shard 3 the first)
 #   5..16   mutation, shard K-4 of 12 of the night's slice (--shard, a disjoint
@@ -374,6 +376,7 @@ if ((nightly)); then
   in_shard 1 && stage digest-builds digest_builds
   in_shard 1 && stage distributed distributed_w8
   in_shard 2 && stage coverage optional_tool scripts/coverage.sh
+  in_shard 2 && stage coverage-mcdc optional_tool scripts/coverage.sh --mcdc
   if ((shard == 0)); then
     stage mutation mutation
   elif ((shard >= 5)); then
