@@ -37,6 +37,15 @@ def score_line(report):
     return read
 
 
+def end_line(report, prefix):
+    """A closing line of a mutation report, e.g. 'properties alone: K of N'."""
+    def read(root):
+        text = (root / "mutation" / report).read_text()
+        match = re.search("^" + re.escape(prefix) + r": (\d+ of \d+)", text, re.M)
+        return match.group(1)
+    return read
+
+
 # (what, the figure from its source, the page, the pattern whose group 1
 # quotes it there)
 CHECKS = [
@@ -55,6 +64,15 @@ CHECKS = [
      r"no golden vector:\s+\*\*(\d+ of \d+) killed"),
     ("score of mutation/results-sample.md", score_line("results-sample.md"),
      "docs/mutation.md", r"`mutation score: (\d+ of \d+) non-equivalent mutants killed without golden"),
+    ("properties alone in mutation/results-checker-properties.md",
+     end_line("results-checker-properties.md", "properties alone"), "docs/mutation.md",
+     r"\(\.\./mutation/results-checker-properties\.md\),\s+`--layers properties`\) gave `properties alone: (\d+ of \d+) non-equivalent"),
+    ("properties alone in mutation/results-properties-sample.md",
+     end_line("results-properties-sample.md", "properties alone"), "docs/mutation.md",
+     r"says `properties alone: (\d+ of \d+)\s+non-equivalent"),
+    ("properties alone in mutation/results-properties-survivors.md",
+     end_line("results-properties-survivors.md", "properties alone"), "docs/mutation.md",
+     r"results-properties-survivors\.md\):\s+`properties alone: (\d+ of \d+) non-equivalent"),
 ]
 
 
