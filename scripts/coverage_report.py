@@ -34,6 +34,8 @@ import re
 import subprocess
 import sys
 
+import unreachable_list
+
 LAYERS = [
     ("unit", "unit tests (ctest label unit, without golden_test and mutant_files)"),
     ("properties", "RapidCheck properties (label properties)"),
@@ -173,18 +175,9 @@ def uncovered(profile, objects, sources):
 
 
 def read_unreachable(path):
-    entries = []
-    with open(path, encoding="utf-8") as listing:
-        for number, row in enumerate(listing, 1):
-            row = row.strip()
-            if not row or row.startswith("#"):
-                continue
-            fields = [field.strip() for field in row.split("|", 2)]
-            if len(fields) != 3 or not all(fields):
-                sys.exit(f"coverage_report: {path}:{number}: expected "
-                         "'file | text of a line | reason'")
-            entries.append(Unreachable(*fields))
-    return entries
+    return [Unreachable(*fields)
+            for fields in unreachable_list.read_entries(path, 3, "coverage_report",
+                                                        "file | text of a line | reason")]
 
 
 def pieces_of(lines, sources_text):

@@ -41,6 +41,8 @@ import re
 import subprocess
 import sys
 
+import unreachable_list
+
 LLVM_COV = "llvm-cov-19"
 MCDC_MARKER = "<!-- mcdc: the section below is written by scripts/coverage.sh --mcdc -->"
 
@@ -420,18 +422,9 @@ def describe(condition, tree):
 
 
 def read_unreachable(path):
-    entries = []
-    with open(path, encoding="utf-8") as listing:
-        for number, row in enumerate(listing, 1):
-            row = row.strip()
-            if not row or row.startswith("#"):
-                continue
-            fields = [field.strip() for field in row.split("|", 3)]
-            if len(fields) != 4 or not all(fields):
-                sys.exit(f"mcdc_report: {path}:{number}: expected "
-                         "'file | text of the line | condition | reason'")
-            entries.append(Unreachable(*fields))
-    return entries
+    return [Unreachable(*fields)
+            for fields in unreachable_list.read_entries(path, 4, "mcdc_report",
+                                                        "file | text of the line | condition | reason")]
 
 
 def name_unreachable(missing, entries):
