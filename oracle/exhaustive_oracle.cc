@@ -10,24 +10,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "oracle/reference_definitions.h"
 #include "absl/types/span.h"
 #include "core/types.h"
 
 namespace dcpsched::oracle {
 namespace {
-
-constexpr std::int64_t kMaxSeqLenPerRank = (std::int64_t{1} << 31) - 1;
-constexpr std::int64_t kMaxSampleLen = std::int64_t{1} << 26;
-
-bool IsPowerOfTwo(std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; }
-
-// cp_min(len) as docs/specification.md defines it; len and mslpr are validated first.
-std::int64_t CpMin(std::int64_t len, std::int64_t mslpr,
-                   std::int64_t min_cp_size) {
-  std::int64_t c = 1;
-  while (c * mslpr < len) c *= 2;
-  return std::max(min_cp_size, c);
-}
 
 absl::Status ValidateInstance(absl::Span<const Sample> samples,
                               const DynamicCpOptions& options) {
