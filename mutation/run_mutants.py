@@ -59,7 +59,18 @@ kills, the union of properties, corpus and fuzz, and the same over the
 minimal (subsuming) mutants (mutation/kill_matrix.py); a JSON report in the
 mutation-testing-elements schema (version 2, what Stryker and Mull write)
 goes beside it, <out>.json, with every mutant's killedBy. Matrix rows are
-cached per mutant and layer in <build-root>/cache/<core hash>.matrix.jsonl.
+cached per mutant and layer in <build-root>/cache/<core hash>.matrix.jsonl
+(mutation/matrix_cache.py); the control run runs only when some mutant's
+rows are missing. One report over runs made on several machines (the nightly
+tier's twelve mutation shards):
+
+    mutation/run_mutants.py --matrix [the shards' layers and settings] \
+        --merge-cache shard-*/<core hash>.matrix.jsonl --cache-only
+
+--merge-cache takes other caches of the same core into this one; --cache-only
+builds nothing and runs no mutant: it reports the selected mutants that have
+a row for every layer under the suite and settings given, and its selection
+line says how many it left out.
 
 mutation/equivalent.txt names the mutants judged equivalent (`<id> <reason>`).
 A survivor listed there counts as equivalent; one listed there but killed is
@@ -97,6 +108,7 @@ import threading
 import time
 
 import kill_matrix
+import matrix_cache
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty", "golden"]
@@ -633,38 +645,6 @@ def first_kill(mutant_id, kills, seconds):
   return Outcome(mutant_id, "survived", "survived", "", round(seconds, 2), "")
 
 
-class MatrixCache:
-  """Kill-matrix rows for one core hash, as JSON lines, one per mutant and layer:
-  a layer's row stands while its key (suite hash and the settings it depends on)
-  is the same."""
-
-  def __init__(self, root, core, fresh):
-    os.makedirs(os.path.join(root, "cache"), exist_ok=True)
-    self.path = os.path.join(root, "cache", f"{core}.matrix.jsonl")
-    self.rows = {}  # (mutant id, layer) -> record
-    if fresh and os.path.exists(self.path):
-      os.remove(self.path)
-    if os.path.exists(self.path):
-      with open(self.path) as f:
-        for line in f:
-          record = json.loads(line)
-          self.rows[(record["id"], record["layer"])] = record
-
-  def get(self, mutant_id, layer, key):
-    record = self.rows.get((mutant_id, layer))
-    return record if record and record["key"] == key else None
-
-  def add(self, mutant_id, layer, key, kills, seconds, ttk=None):
-    record = {"id": mutant_id, "layer": layer, "key": key, "kills": kills,
-              "seconds": round(seconds, 2)}
-    if layer in FUZZ_LAYERS:
-      record["ttk"] = ttk
-    self.rows[(mutant_id, layer)] = record
-    with open(self.path, "a") as f:
-      f.write(json.dumps(record) + "\n")
-    return record
-
-
 def layer_key(layer, suite_id, args):
   """What a layer's matrix row depends on besides core/ and the mutant."""
   if layer == "properties":
@@ -840,6 +820,27 @@ def named_section(named, outcomes, skipped):
   return out + ["", f"Killed without golden vectors: {killed} of {len(named)}.", ""]
 
 
+def cost_sentence(context, fuzz_ran, named):
+  """What the run cost: its wall time and builds, or, for a report made from
+  cached rows alone, which caches it merged and what the rows recorded."""
+  if context.get("cache_only") is not None:
+    merged = context["cache_only"]
+    return (f"Made from cached kill-matrix rows alone (`--cache-only`: no build, no control "
+            f"run, no mutant ran; {context['wall']})" +
+            (f", after merging {len(merged)} cache files ({', '.join(merged)})" if merged
+             else "") +
+            f". The mutants' own run times, as their rows recorded them on the machines "
+            f"that ran them, add up to {duration(context['mutant_seconds'])}.")
+  return (f"Wall time {context['wall']}, of which the builds (the g++ schemata build"
+          f"{', the clang-14 fuzz schemata build' if fuzz_ran else ''}"
+          f"{' and those of each hand-written mutant' if named else ''}; an up-to-date "
+          f"build takes seconds) took {context['builds']}; "
+          f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
+          f"own run time, cached or not, adds up to {duration(context['mutant_seconds'])}: "
+          f"at {context['jobs']} at a time, a run from nothing costs about "
+          f"{duration(context['mutant_seconds'] / context['jobs'])} plus the builds.")
+
+
 def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(),
                  named_skipped=False, matrix=None):
   by_id = {m["id"]: m for m in mutants}
@@ -902,18 +903,13 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   text = ["# Mutation testing results", "",
           f"Written by `mutation/run_mutants.py {context['arguments']}` on {context['date']}.",
           f"Core hash {context['core']} (commit {context['commit']}), suite hash "
-          f"{context['suite']}; {context['cores']} cores, {context['jobs']} mutants at a time; "
+          f"{context['suite']}; " +
+          ("" if context.get("cache_only") is not None else
+           f"{context['cores']} cores, {context['jobs']} mutants at a time; ") +
           f"seed {context['seed']}; layers run: {', '.join(context['layers'])} "
           f"({layer_settings(context)}).",
           f"Mutants: {context['selection']}.",
-          f"Wall time {context['wall']}, of which the builds (the g++ schemata build"
-          f"{', the clang-14 fuzz schemata build' if fuzz_ran else ''}"
-          f"{' and those of each hand-written mutant' if named else ''}; an up-to-date "
-          f"build takes seconds) took {context['builds']}; "
-          f"{context['cached']} mutants came from the cache of an earlier run. Every mutant's "
-          f"own run time, cached or not, adds up to {duration(context['mutant_seconds'])}: "
-          f"at {context['jobs']} at a time, a run from nothing costs about "
-          f"{duration(context['mutant_seconds'] / context['jobs'])} plus the builds.", "",
+          cost_sentence(context, fuzz_ran, named), "",
           (f"A kill matrix (`--matrix`): every layer that ran, every program of each, ran "
            f"on every mutant, with no stop at the first kill; the tables below credit each "
            f"kill to the first layer, in the order {', '.join(context['layers'])}, that "
@@ -1138,11 +1134,31 @@ def write_elements_json(path, context, mutants, matrix, equivalents):
     f.write("\n")
 
 
-def run_matrix(suite, mutants, layers, suite_id, args, scratch_root):
+def matrix_tests(suite, cache, layers, suite_id):
+  """test id -> (the file it is defined in, its layer), for every test the
+  layers can name: listed from the build, and kept in the cache, when there is
+  a suite to run; from the cache's listings otherwise (--cache-only)."""
+  if suite is not None:
+    tests = suite.matrix_test_ids(layers)
+    for layer in layers:
+      cache.add_listing(layer, suite_id, {t: s for t, (s, l) in tests.items() if l == layer})
+    return tests
+  tests = {}
+  for layer in layers:
+    listed = cache.listing(layer, suite_id)
+    if listed is None:
+      raise SystemExit(f"--cache-only: the cache lists no tests of layer {layer} for suite "
+                       f"{suite_id}: merge the cache of a --matrix run of this suite")
+    tests.update({t: (source, layer) for t, source in listed.items()})
+  return tests
+
+
+def run_matrix(suite, mutants, layers, suite_id, args, scratch_root, cache):
   """The kill matrix of `mutants`: returns (first-kill outcomes by id, the
-  matrix for the report, how many mutants came whole from the cache)."""
-  tests = suite.matrix_test_ids(layers)
-  cache = MatrixCache(args.build_root, core_hash(), args.fresh)
+  matrix for the report, how many mutants came whole from the cache). The
+  control run (the unmutated suite) runs only when a mutant has to; suite is
+  None when none may (--cache-only: every mutant's rows are in the cache)."""
+  tests = matrix_tests(suite, cache, layers, suite_id)
   keys = {layer: layer_key(layer, suite_id, args) for layer in layers}
   todo, cached_count = [], 0
   for m in mutants:
@@ -1152,6 +1168,8 @@ def run_matrix(suite, mutants, layers, suite_id, args, scratch_root):
       todo.append((m, missing))
   log(f"=== kill matrix: {len(mutants)} mutants ({cached_count} wholly from the cache), "
       f"{args.jobs} at a time, layers {', '.join(layers)}")
+  if todo:
+    suite.measure_baseline(layers, scratch_root)
   done = 0
   with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
     futures = {pool.submit(suite.run_matrix_mutant, m, missing, scratch_root): m
@@ -1221,6 +1239,14 @@ def main():
   parser.add_argument("--named", action=argparse.BooleanOptionalAction, default=None,
                       help="also the hand-written mutants (default: in a full run only)")
   parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+  parser.add_argument("--merge-cache", nargs="+", metavar="FILE", default=[],
+                      help="with --matrix: first take the rows of these kill-matrix caches "
+                      "(<core hash>.matrix.jsonl of other runs or machines, this core "
+                      "only) into this build root's cache")
+  parser.add_argument("--cache-only", action="store_true",
+                      help="with --matrix: run no mutant and build nothing; report the "
+                      "selected mutants that have a cached row for every layer (the "
+                      "selection line says how many were left out)")
   args = parser.parse_args()
   atexit.register(kill_live_groups)
   signal.signal(signal.SIGTERM, stop_on_signal)
@@ -1230,6 +1256,8 @@ def main():
     if layer not in LAYERS:
       parser.error(f"unknown layer {layer} (layers: {', '.join(LAYERS)})")
   layers = [l for l in LAYERS if l in layers]
+  if (args.merge_cache or args.cache_only) and not args.matrix:
+    parser.error("--merge-cache and --cache-only take the kill matrix's cache (--matrix)")
   start = time.monotonic()
 
   args.build_root = os.path.abspath(args.build_root)  # CMake records absolute paths
@@ -1275,25 +1303,49 @@ def main():
     selection.append(f"{len(mutants)} mutants named on the command line")
   if args.matrix and args.named:
     parser.error("--matrix runs the generated mutants only (not --named)")
-  partial = bool(args.ids or args.sample or args.slice or args.shard)
+  suite_id = suite_hash()
+  cache = None
+  if args.matrix:
+    cache = matrix_cache.MatrixCache(args.build_root, core, args.fresh)
+    for path in args.merge_cache:
+      try:
+        taken, replaced = cache.merge(path)
+      except (OSError, ValueError) as error:
+        raise SystemExit(f"--merge-cache: {error}")
+      log(f"=== merged {path}: {taken} rows taken"
+          f"{f', {replaced} of them replacing a different row (the merged one stands)' if replaced else ''}")
+  if args.cache_only:
+    keys = {l: layer_key(l, suite_id, args) for l in layers}
+    whole = [m for m in mutants if all(cache.get(m["id"], l, keys[l]) for l in layers)]
+    selection.append(f"{len(whole)} of these {len(mutants)} {'' if selection else 'generated '}"
+                     f"have a cached row for every layer and make this report (--cache-only; "
+                     f"{len(mutants) - len(whole)} left out)")
+    if not whole:
+      raise SystemExit(f"--cache-only: none of the {len(mutants)} selected mutants has a "
+                       f"cached row for every layer ({', '.join(layers)}) of suite {suite_id} "
+                       f"with these settings; merge (--merge-cache) the caches of --matrix "
+                       f"runs with the same layers, seed and seconds")
+    mutants = whole
+  partial = bool(args.ids or args.sample or args.slice or args.shard or args.cache_only)
   build_start = time.monotonic()
   # Every g++ target when the hand-written mutants run (their builds are whole).
   named_run = args.named if args.named is not None else not partial and not args.matrix
-  builds.build(any(l in FUZZ_LAYERS for l in layers),
-               None if named_run else [p for l, ps in layer_programs().items() if l in layers
-                                       for p in ps])
+  suite = None
+  if not args.cache_only:
+    builds.build(any(l in FUZZ_LAYERS for l in layers),
+                 None if named_run else [p for l, ps in layer_programs().items()
+                                         if l in layers for p in ps])
+    suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout,
+                  fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers)
   build_seconds = time.monotonic() - build_start
-  suite_id = suite_hash()
-  suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout,
-                fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers)
   scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
   try:
-    suite.measure_baseline(layers, scratch_root)
     matrix = None
     if args.matrix:
       outcomes, matrix, cached_count = run_matrix(suite, mutants, layers, suite_id, args,
-                                                  scratch_root)
+                                                  scratch_root, cache)
     else:
+      suite.measure_baseline(layers, scratch_root)
       cache = Cache(args.build_root, core, f"{suite_id}:{args.seed}:{args.property_cases}:"
                     f"{args.fuzz_seconds}:{args.fuzz_empty_seconds}", args.fresh)
       outcomes, todo = {}, []
@@ -1362,7 +1414,8 @@ def main():
                    f"every one of the {generated} generated",
       "wall": duration(wall), "builds": duration(build_seconds),
       "mutant_seconds": sum(outcomes[m["id"]].seconds for m in mutants + list(named)),
-      "cached": cached_count}
+      "cached": cached_count,
+      "cache_only": list(args.merge_cache) if args.cache_only else None}
   out = args.out or os.path.join(REPO, "mutation",
                                  "results-sample.md" if partial else "results.md")
   line, closing_lines = write_report(out, context, mutants, outcomes,
