@@ -4,6 +4,8 @@
 #   scripts/test.sh             the default tier: every push, CI
 #   scripts/test.sh --nightly   the default tier, then the nightly additions
 #   scripts/test.sh --nightly --shard K/16   one shard of the nightly tier
+#   scripts/test.sh --nightly --report DIR   one mutation report over the
+#                                            mutation shards' caches under DIR
 #
 # Default tier, in build directories under $DCPSCHED_BUILD_ROOT (default
 # build/):
@@ -62,6 +64,14 @@
 #           stratified part of it)
 # Without --shard, --nightly runs all of it in one go.
 #
+# --report DIR runs only the mutation-report stage: every kill-matrix cache
+# (<core hash>.matrix.jsonl) found under DIR, as the mutation shards leave
+# them in build/mutation/cache, merged (mutation/run_mutants.py --merge-cache,
+# same core only) into one report of every mutant that has a row for every
+# layer at the shards' settings (--cache-only: nothing is built or run),
+# build/mutation-results.md and its JSON; its selection line says how many of
+# the generated mutants it covers.
+#
 # Every stage runs even if an earlier one failed (a stage whose build fails
 # counts as one failure). The run ends with each stage's wall time and the
 # line "total: N passed, M failed" (ctest tests, OSS-Fuzz targets checked,
@@ -72,22 +82,33 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NIGHTLY_SHARDS=16
-usage() { echo "usage: scripts/test.sh [--nightly [--shard K/$NIGHTLY_SHARDS]]" >&2; exit 2; }
+usage() {
+  echo "usage: scripts/test.sh [--nightly [--shard K/$NIGHTLY_SHARDS | --report DIR]]" >&2
+  exit 2
+}
 nightly=0
 shard=0
+report_dir=
 case ${1:-} in
   "") ;;
   --nightly) nightly=1 ;;
-  -h|--help) sed -n '2,68p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,80p' "$0"; exit 0 ;;
   *) usage ;;
 esac
 if [[ ${2:-} == --shard ]]; then
-  ((nightly)) || usage
+  ((nightly && $# == 3)) || usage
   [[ ${3:-} =~ ^([0-9]+)/([0-9]+)$ ]] || usage
   shard=${BASH_REMATCH[1]}
   if ((BASH_REMATCH[2] != NIGHTLY_SHARDS || shard < 1 || shard > NIGHTLY_SHARDS)); then
     echo "scripts/test.sh: --shard K/$NIGHTLY_SHARDS, 1 <= K <= $NIGHTLY_SHARDS" \
          "(the shards are laid out for $NIGHTLY_SHARDS)" >&2
+    exit 2
+  fi
+elif [[ ${2:-} == --report ]]; then
+  ((nightly && $# == 3)) || usage
+  report_dir=$3
+  if [[ ! -d $report_dir ]]; then
+    echo "scripts/test.sh: --report DIR: $report_dir is not a directory" >&2
     exit 2
   fi
 elif (($# > 1)); then
@@ -336,17 +357,33 @@ optional_tool() {
 # mutation/results-fuzz-time-sample.md measured 34 s a mutant at 60 s (18 min
 # a shard at two at a time, still past the hour), and killed 6 of its 10
 # non-equivalent mutants within 10 s.
+mutation_settings=(--matrix --seed 1 --layers unit,properties,corpus,fuzz,fuzz-empty
+                   --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}"
+                   --fuzz-empty-seconds "${DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS:-10}")
 mutation() {
   local slice=${DCPSCHED_MUTATION_SLICE:-$(($(date -u +%s) / 86400 % 3 + 1))/3}
-  local args=(--matrix --slice "$slice" --seed 1 --layers unit,properties,corpus,fuzz,fuzz-empty
-              --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}"
-              --fuzz-empty-seconds "${DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS:-10}" -j "$jobs")
+  local args=("${mutation_settings[@]}" --slice "$slice" -j "$jobs")
   local out=$root/mutation-results.md
   if (($# == 2)); then
     args+=(--shard "$1/$2")
     out=$root/mutation-results-shard-$1.md
   fi
   optional_tool mutation/run_mutants.py "${args[@]}" --out "$out"
+}
+
+# mutation_report DIR: one report over the kill-matrix caches under DIR, at
+# the settings mutation() runs the shards with (the rows of other settings
+# do not count). Not a slice: every mutant the caches cover.
+mutation_report() {
+  local caches=()
+  mapfile -t caches < <(find "$1" -name '*.matrix.jsonl' -type f | sort)
+  if ((${#caches[@]} == 0)); then
+    echo "mutation-report: no kill-matrix cache (*.matrix.jsonl) under $1"
+    failed=$((failed + 1))
+    return
+  fi
+  optional_tool mutation/run_mutants.py "${mutation_settings[@]}" \
+    --merge-cache "${caches[@]}" --cache-only --out "$root/mutation-results.md"
 }
 
 # in_shard N...: whether this run includes a part of shard N (every part
@@ -358,14 +395,16 @@ in_shard() {
   return 1
 }
 
-if in_shard 1; then
+if [[ -n $report_dir ]]; then
+  stage mutation-report mutation_report "$report_dir"
+elif in_shard 1; then
   stage release release
   stage asan asan
   stage oss-fuzz oss_fuzz
   stage import import
   stage fuzz fuzz
 fi
-if ((nightly)); then
+if ((nightly)) && [[ -z $report_dir ]]; then
   if ((shard == 0)); then
     stage nightly-fuzz nightly_fuzz
   elif in_shard 3 4; then
@@ -387,6 +426,7 @@ fi
 tier=default
 ((nightly)) && tier=nightly
 ((shard)) && tier="nightly shard $shard/$NIGHTLY_SHARDS"
+[[ -n $report_dir ]] && tier="nightly mutation report"
 echo "=== $tier tier, stage times:"
 printf '  %s\n' "${stage_times[@]}"
 children_cpu

@@ -48,6 +48,29 @@ MODES = {"code-change", "batch", "prune", "coverage"}
 NIGHTLY_NEW_INPUTS = "build/nightly/new"
 # What a mutation shard of scripts/test.sh --nightly --shard K/N writes.
 NIGHTLY_MUTATION_REPORTS = "build/mutation-results-shard-*"
+# Its kill-matrix cache (mutation/matrix_cache.py under run_mutants.py's
+# default build root).
+NIGHTLY_MUTATION_CACHES = "build/mutation/cache/*.matrix.jsonl"
+# What scripts/test.sh --nightly --report DIR writes: the merged report.
+NIGHTLY_MERGED_REPORT = "build/mutation-results.*"
+# What writes each of those: the command an earlier step of the job runs,
+# and the source lines that put the files at that path.
+BUILD_ROOT = "root=${DCPSCHED_BUILD_ROOT:-build}"
+NIGHTLY_WRITERS = {
+    NIGHTLY_NEW_INPUTS: ("scripts/test.sh --nightly", {
+        ("scripts", "test.sh"): [BUILD_ROOT, "scratch=$root/nightly", '"$scratch/new"']}),
+    NIGHTLY_MUTATION_REPORTS: ("scripts/test.sh --nightly --shard", {
+        ("scripts", "test.sh"): [BUILD_ROOT, "out=$root/mutation-results-shard-$1.md"],
+        # The JSON report goes beside the markdown one, same stem.
+        ("mutation", "run_mutants.py"): ['json_path = os.path.splitext(out)[0] + ".json"']}),
+    NIGHTLY_MUTATION_CACHES: ("scripts/test.sh --nightly --shard", {
+        ("mutation", "run_mutants.py"): ['default=os.path.join(REPO, "build", "mutation")'],
+        ("mutation", "matrix_cache.py"): ['os.path.join(root, "cache", file_name(core))',
+                                          'return f"{core}.matrix.jsonl"']}),
+    NIGHTLY_MERGED_REPORT: ("scripts/test.sh --nightly --report", {
+        ("scripts", "test.sh"): [BUILD_ROOT, '--cache-only --out "$root/mutation-results.md"'],
+        ("mutation", "run_mutants.py"): ['json_path = os.path.splitext(out)[0] + ".json"']}),
+}
 
 
 def source_path(*parts):
@@ -225,22 +248,14 @@ class WorkflowFilesTest(unittest.TestCase):
         """An uploaded path is what an earlier step of the job writes."""
         earlier = job["steps"][:job["steps"].index(upload)]
         commands = " ".join(step.get("run", "") for step in earlier)
-        if path == NIGHTLY_MUTATION_REPORTS:
-            self.assertIn("scripts/test.sh --nightly --shard", commands)
-            with open(source_path("scripts", "test.sh"), encoding="utf-8") as handle:
-                script = handle.read()
-            self.assertIn("root=${DCPSCHED_BUILD_ROOT:-build}", script)
-            self.assertIn("out=$root/mutation-results-shard-$1.md", script)
-            # The JSON report goes beside the markdown one, same stem.
-            with open(source_path("mutation", "run_mutants.py"), encoding="utf-8") as handle:
-                self.assertIn('json_path = os.path.splitext(out)[0] + ".json"', handle.read())
-        elif path == NIGHTLY_NEW_INPUTS:
-            self.assertIn("scripts/test.sh --nightly", commands)
-            with open(source_path("scripts", "test.sh"), encoding="utf-8") as handle:
-                script = handle.read()
-            self.assertIn("root=${DCPSCHED_BUILD_ROOT:-build}", script)
-            self.assertIn("scratch=$root/nightly", script)
-            self.assertIn('"$scratch/new"', script)
+        if path in NIGHTLY_WRITERS:
+            command, sources = NIGHTLY_WRITERS[path]
+            self.assertIn(command, commands)
+            for parts, lines in sources.items():
+                with open(source_path(*parts), encoding="utf-8") as handle:
+                    text = handle.read()
+                for line in lines:
+                    self.assertIn(line, text)
         else:
             self.assertRegex(commands, r"\b" + re.escape(path) + r'"?\s*$')
 
@@ -258,9 +273,9 @@ class WorkflowFilesTest(unittest.TestCase):
         workflow = load_yaml(".github", "workflows", "nightly.yml")
         self.assertIn("schedule", triggers(workflow))
         count = self.nightly_shards()
-        jobs = list(workflow["jobs"].values())
-        self.assertEqual(len(jobs), 1)
-        job = jobs[0]
+        # The shards' job, and the report job that merges their caches.
+        self.assertEqual(sorted(workflow["jobs"]), ["mutation-report", "nightly"])
+        job = workflow["jobs"]["nightly"]
         strategy = job.get("strategy", {})
         # Every shard runs, each once, and one failing shard stops no other.
         self.assertEqual(strategy.get("matrix", {}).get("shard"), list(range(1, count + 1)))
@@ -280,13 +295,44 @@ class WorkflowFilesTest(unittest.TestCase):
             self.assertIn("${{ matrix.shard }}", name)
         self.assertEqual(len(set(names)), len(names))
 
+    def test_nightly_report_merges_the_caches_every_mutation_shard_uploads(self):
+        import fnmatch
+        workflow = load_yaml(".github", "workflows", "nightly.yml")
+        shards, report = workflow["jobs"]["nightly"], workflow["jobs"]["mutation-report"]
+        # After every shard, even when one failed: the others' rows still count.
+        self.assertEqual(report["needs"], "nightly")
+        self.assertEqual(report["if"], "always()")
+        uploads = [step["with"] for step in shards["steps"]
+                   if step.get("uses", "").startswith("actions/upload-artifact@")
+                   and step["with"]["path"] == NIGHTLY_MUTATION_CACHES]
+        self.assertEqual(len(uploads), 1)
+        downloads = [step["with"] for step in report["steps"]
+                     if step.get("uses", "").startswith("actions/download-artifact@")]
+        self.assertEqual(len(downloads), 1)
+        # Every shard's artifact, by name, and no other artifact of the run.
+        for shard in shards["strategy"]["matrix"]["shard"]:
+            name = uploads[0]["name"].replace("${{ matrix.shard }}", str(shard))
+            self.assertTrue(fnmatch.fnmatchcase(name, downloads[0]["pattern"]), name)
+        other_names = [step["with"]["name"] for step in shards["steps"]
+                       if step.get("uses", "").startswith("actions/upload-artifact@")
+                       and step["with"]["path"] != NIGHTLY_MUTATION_CACHES]
+        for other in other_names:
+            self.assertFalse(fnmatch.fnmatchcase(other.replace("${{ matrix.shard }}", "5"),
+                                                 downloads[0]["pattern"]), other)
+        commands = [step["run"].strip() for step in report["steps"] if "run" in step]
+        self.assertEqual(commands, ["scripts/install_deps.sh && scripts/test.sh --nightly "
+                                    f"--report {downloads[0]['path']}"])
+
     def test_test_sh_rejects_a_shard_layout_it_does_not_define(self):
         import subprocess
         count = self.nightly_shards()
         for argv in (["--nightly", "--shard", f"0/{count}"],
                      ["--nightly", "--shard", f"{count + 1}/{count}"],
                      ["--nightly", "--shard", f"1/{count + 1}"],
-                     ["--shard", f"1/{count}"], ["--nightly", "--shard", "x"]):
+                     ["--shard", f"1/{count}"], ["--nightly", "--shard", "x"],
+                     ["--report", "."], ["--nightly", "--report"],
+                     ["--nightly", "--report", os.devnull],
+                     ["--nightly", "--shard", f"5/{count}", "--report", "."]):
             with self.subTest(argv=argv):
                 result = subprocess.run([source_path("scripts", "test.sh"), *argv],
                                         capture_output=True, text=True,
