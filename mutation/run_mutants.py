@@ -827,7 +827,8 @@ def cost_sentence(context, fuzz_ran, named):
     merged = context["cache_only"]
     return (f"Made from cached kill-matrix rows alone (`--cache-only`: no build, no control "
             f"run, no mutant ran; {context['wall']})" +
-            (f", after merging {len(merged)} cache files ({', '.join(merged)})" if merged
+            (f", after merging {len(merged)} cache file{'s' if len(merged) > 1 else ''} "
+             f"({', '.join(merged)})" if merged
              else "") +
             f". The mutants' own run times, as their rows recorded them on the machines "
             f"that ran them, add up to {duration(context['mutant_seconds'])}.")
