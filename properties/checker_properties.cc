@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -142,8 +143,9 @@ RC_GTEST_PROP(CheckerProperties, FindViolationsMatchesTheReferenceOnDamagedLegac
 }
 
 // A compact microbatch broken so that its groups are no compact form (a
-// group moved, of size 0 or -1, equal to its left neighbour, dropped, or
-// swapped with the next) is one finding of invariant 1 and is not read
+// group moved, of size 0 or -1, equal to its left neighbour, dropped,
+// swapped with the next, or ending past the largest rank number) is one
+// finding of invariant 1, whose message names the defect, and is not read
 // further.
 RC_GTEST_PROP(CheckerProperties, AMalformedCompactMicrobatchIsOneFindingOfInvariantOne, ()) {
   const Scheduled scheduled = ScheduleSomething();
@@ -152,7 +154,7 @@ RC_GTEST_PROP(CheckerProperties, AMalformedCompactMicrobatchIsOneFindingOfInvari
       compact.microbatches[*rc::gen::inRange<std::size_t>(0, compact.microbatches.size())];
   auto& groups = microbatch.groups;
   const std::size_t g = *rc::gen::inRange<std::size_t>(0, groups.size());
-  switch (*rc::gen::inRange(0, 5)) {
+  switch (*rc::gen::inRange(0, 6)) {
     case 0:
       groups[g].first_rank += *rc::gen::element<std::int64_t>(-2, -1, 1, 2);
       break;
@@ -169,8 +171,15 @@ RC_GTEST_PROP(CheckerProperties, AMalformedCompactMicrobatchIsOneFindingOfInvari
     case 3:
       groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(g));
       break;
-    default:
+    case 4:
       if (g + 1 < groups.size()) std::swap(groups[g], groups[g + 1]);
+      break;
+    default:
+      // Past the largest rank number; a first group (at rank 0) cannot be,
+      // so it gets size 0.
+      groups[g].size = groups[g].first_rank > 0
+                           ? std::numeric_limits<std::int64_t>::max() - groups[g].first_rank + 1
+                           : 0;
       break;
   }
   RC_ASSERT_OK(CheckMalformedMicrobatchesAreReportedOnce(scheduled.problem.samples, compact,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -89,15 +91,28 @@ absl::Status CheckVerdict(const std::vector<Violation>& violations, const absl::
                                           ", expected InvalidArgument: ", expected));
 }
 
-bool IsCompactForm(const CompactMicrobatch& microbatch) {
+// Why a microbatch's groups are no compact form, judged here group by group:
+// the words a message about its first defect must hold, or nullopt when they
+// are a compact form. A group's size is judged first, then where it starts,
+// then whether it ends within the rank numbers, then its ids.
+std::optional<absl::string_view> CompactFormDefect(const CompactMicrobatch& microbatch) {
   std::int64_t end = 0;
   for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
     const CpGroupIds& group = microbatch.groups[g];
-    if (group.first_rank != end || group.size < 1) return false;
-    if (g > 0 && group.ids == microbatch.groups[g - 1].ids) return false;
+    if (group.size < 1) return "needs at least one rank";
+    if (group.first_rank != end) {
+      if (g == 0) return "must start at rank 0";
+      return group.first_rank > end ? "(a gap)" : "(an overlap)";
+    }
+    if (group.size > std::numeric_limits<std::int64_t>::max() - end) {
+      return "ends past the largest rank number";
+    }
+    if (g > 0 && group.ids == microbatch.groups[g - 1].ids) {
+      return "holds the same ids as group";
+    }
     end += group.size;
   }
-  return true;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -134,7 +149,8 @@ absl::Status CheckMalformedMicrobatchesAreReportedOnce(absl::Span<const Sample> 
   if (!oracle::ValidateDynamicCpProblem(samples, options).ok()) return absl::OkStatus();
   const std::vector<Violation> violations = FindViolations(samples, schedule, options);
   for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
-    if (IsCompactForm(schedule.microbatches[m])) continue;
+    const std::optional<absl::string_view> defect = CompactFormDefect(schedule.microbatches[m]);
+    if (!defect) continue;
     std::vector<const Violation*> here;
     for (const Violation& violation : violations) {
       if (violation.microbatch == static_cast<std::int64_t>(m)) here.push_back(&violation);
@@ -146,6 +162,11 @@ absl::Status CheckMalformedMicrobatchesAreReportedOnce(absl::Span<const Sample> 
           "microbatch ", m, " is no compact form, but FindViolations makes ", here.size(),
           " findings there", here.empty() ? "" : ", the first: ",
           here.empty() ? "" : here.front()->message, " (expected one, invariant 1 at no rank)"));
+    }
+    if (!absl::StrContains(here.front()->message, *defect)) {
+      return absl::InternalError(absl::StrCat("microbatch ", m, "'s finding says \"",
+                                              here.front()->message, "\", not \"", *defect,
+                                              "\" (its first defect)"));
     }
   }
   return absl::OkStatus();

@@ -31,9 +31,10 @@ absl::Status CheckFindViolationsMatchesReference(absl::Span<const Sample> sample
 
 // On the compact form: a microbatch whose groups are no compact form (judged
 // here: the first starts past rank 0, a group has size < 1, a gap or an
-// overlap, or equal neighbouring lists) is exactly one finding located in
-// it, invariant 1 at no rank, with no ids and a message: the checker does
-// not read it further.
+// overlap, a group ending past the largest rank number, or equal
+// neighbouring lists) is exactly one finding located in it, invariant 1 at
+// no rank, with no ids and a message that names its first defect: the
+// checker does not read it further.
 absl::Status CheckMalformedMicrobatchesAreReportedOnce(absl::Span<const Sample> samples,
                                                        const CompactSchedule& schedule,
                                                        const DynamicCpOptions& options);

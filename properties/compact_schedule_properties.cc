@@ -3,9 +3,13 @@
 // per-rank schedule (expanded, it equals it; it is CompactFromRanks of it),
 // and the per-rank view RankIds is the slice of the per-rank schedule.
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "core/compact_schedule.h"
 #include "core/packing_aware.h"
 #include "core/types.h"
@@ -70,6 +74,39 @@ RC_GTEST_PROP(CompactScheduleProperties, CompactFromRanksRoundTrips, ()) {
       RC_ASSERT(groups[g].ids != groups[g - 1].ids);
     }
   }
+  // A rank outside some microbatch (negative, or not below its width) has no
+  // view in it.
+  RC_PRE(!schedule.microbatches.empty());
+  std::int64_t narrowest = std::numeric_limits<std::int64_t>::max();
+  for (const Microbatch& microbatch : schedule.microbatches) {
+    narrowest = std::min(narrowest, static_cast<std::int64_t>(microbatch.rank_ids.size()));
+  }
+  const std::int64_t outside =
+      *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(narrowest, narrowest + 4),
+                      rc::gen::inRange<std::int64_t>(-4, 0));
+  RC_ASSERT(RankIds(compact, outside).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+// The rank numbers end at the largest std::int64_t: a last group that ends
+// exactly there tiles (the microbatch is that wide), one rank more is an
+// error that says so.
+RC_GTEST_PROP(CompactScheduleProperties, AGroupMayEndAtTheLargestRankNumberAndNoFurther, ()) {
+  const Schedule schedule = *GenHandMadeSchedule();
+  CompactSchedule compact = CompactFromRanks(schedule);
+  RC_PRE(!compact.microbatches.empty());
+  const std::size_t m = *rc::gen::inRange<std::size_t>(0, compact.microbatches.size());
+  CompactMicrobatch& microbatch = compact.microbatches[m];
+  RC_PRE(!microbatch.groups.empty() && microbatch.groups.back().first_rank > 0);
+  constexpr std::int64_t kLargest = std::numeric_limits<std::int64_t>::max();
+  CpGroupIds& last = microbatch.groups.back();
+  last.size = kLargest - last.first_rank;
+  const absl::StatusOr<std::int64_t> width = MicrobatchWidth(microbatch, m);
+  RC_ASSERT(width.ok());
+  RC_ASSERT(*width == kLargest);
+  last.size += 1;
+  const absl::StatusOr<std::int64_t> past = MicrobatchWidth(microbatch, m);
+  RC_ASSERT(past.status().code() == absl::StatusCode::kInvalidArgument);
+  RC_ASSERT(absl::StrContains(past.status().message(), "ends past the largest rank number"));
 }
 
 }  // namespace

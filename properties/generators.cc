@@ -374,6 +374,38 @@ rc::Gen<DynamicCpProblem> GenTieProneProblem() {
                     rc::gen::element<std::int64_t>(-1, 0, 1), rc::gen::element(1, 2, 3, 4))))));
 }
 
+rc::Gen<DynamicCpProblem> GenBalanceProneProblem() {
+  // Per-mille steps: where the long sample lies in (mslpr, 1.41 * mslpr], and
+  // the second's work as a share of the long sample's work per rank.
+  return rc::gen::apply(
+      [](std::int64_t mslpr, int long_step, int share, const std::vector<int>& tail_steps) {
+        DynamicCpProblem problem;
+        problem.options.total_gpus = 3;
+        problem.options.max_seq_len_per_rank = mslpr;
+        // Two ranks (CP 2) for the long sample; the rank left gets the second.
+        const std::int64_t longest = mslpr * 141 / 100;
+        const std::int64_t long_len = mslpr + 1 + (longest - mslpr - 1) * long_step / 1000;
+        const double work_per_rank = static_cast<double>(long_len) * long_len / 2.0;
+        const std::int64_t second = std::clamp<std::int64_t>(
+            static_cast<std::int64_t>(std::sqrt(work_per_rank * share / 1000.0)), 1, mslpr - 1);
+        problem.samples = {Sample{0, long_len}, Sample{1, second}};
+        // Short samples that would still fit beside the second on its rank.
+        const std::int64_t room = std::max<std::int64_t>(1, (mslpr - second) / 2);
+        for (const int step : tail_steps) {
+          problem.samples.push_back(Sample{static_cast<SampleId>(problem.samples.size()),
+                                           1 + (room - 1) * step / 1000});
+        }
+        return problem;
+      },
+      rc::gen::element<std::int64_t>(16, 100, 363, 1000, 2048, 4096),
+      rc::gen::resize(100, rc::gen::inRange(0, 1001)),
+      // Shares around the tolerance (1 - 0.05 = 950 per mille), either side.
+      rc::gen::weightedOneOf<int>({{2, rc::gen::element(949, 950, 951)},
+                                   {3, rc::gen::resize(100, rc::gen::inRange(930, 1001))}}),
+      rc::gen::resize(100, rc::gen::container<std::vector<int>>(
+                               rc::gen::resize(100, rc::gen::inRange(0, 1001)))));
+}
+
 rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem() {
   // Each sample: which of the chosen CP sizes, where in its length range
   // (kRangeSteps: the top, c * mslpr), and whether it repeats the previous.

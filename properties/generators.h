@@ -45,6 +45,14 @@ rc::Gen<DynamicCpProblem> GenValidUncappedProblem();
 // tie order decides.
 rc::Gen<DynamicCpProblem> GenTieProneProblem();
 
+// A valid problem for the legacy scheduler's balance stop (a step ends when,
+// after a sample of a smaller CP size, no rank is free and the ranks' works
+// are within 5% of the most): G = 3, a sample of two ranks' length, a second
+// whose work on the third rank is 93% to 100% of the first's per rank, often
+// at the tolerance's edge, and short samples that would still fit beside
+// it. Other problems seldom fill every rank with works that close.
+rc::Gen<DynamicCpProblem> GenBalanceProneProblem();
+
 // A valid problem whose lengths need up to four distinct CP sizes, mostly
 // two or more (fewer where G or min_cp_size leaves fewer, or the draws
 // repeat one): each length lies in ((c/2) * mslpr, c * mslpr] for one

@@ -1,7 +1,8 @@
 // Properties of the legacy bucket scheduler (core/legacy.h): the specification's
 // invariants, and the core against the reference oracle, on the usual
 // problems (without max_num_seqs, which legacy refuses) and on problems that
-// need several CP sizes (several buckets).
+// need several CP sizes (several buckets), and on problems made for its
+// balance stop.
 
 #include "properties/generators.h"
 #include "properties/problem_checks.h"
@@ -30,6 +31,10 @@ RC_GTEST_PROP(LegacyProperties, MixedCpSizesKeepEveryInvariant, ()) {
 
 RC_GTEST_PROP(LegacyProperties, MixedCpSizesMatchReferenceOracle, ()) {
   RC_ASSERT_OK(CheckLegacyMatchesReference(*GenMixedCpSizeProblem()));
+}
+
+RC_GTEST_PROP(LegacyProperties, BalanceProneMatchesReferenceOracle, ()) {
+  RC_ASSERT_OK(CheckLegacyMatchesReference(*GenBalanceProneProblem()));
 }
 
 }  // namespace
