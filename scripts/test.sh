@@ -3,7 +3,7 @@
 #
 #   scripts/test.sh             the default tier: every push, CI
 #   scripts/test.sh --nightly   the default tier, then the nightly additions
-#   scripts/test.sh --nightly --shard K/16   one shard of the nightly tier
+#   scripts/test.sh --nightly --shard K/20   one shard of the nightly tier
 #   scripts/test.sh --nightly --report DIR   one mutation report over the
 #                                            mutation shards' caches under DIR
 #
@@ -47,20 +47,20 @@
 #                 unit, properties, corpus, fuzz at
 #                 $DCPSCHED_MUTATION_FUZZ_SECONDS, default 10, per target, and
 #                 fuzz-empty, the targets from an empty corpus, at
-#                 $DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS, default 10) of
+#                 $DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS, default 60) of
 #                 one of 3 disjoint stratified slices of the generated mutants
 #                 (about 770 each; the slice is $DCPSCHED_MUTATION_SLICE, K/3,
 #                 by default the day number mod 3 plus 1, so three nights in a
 #                 row cover every mutant); report build/mutation-results*.md
 #                 and its mutation-testing-elements JSON beside it
 #
-# --shard K/N (N = 16, the only count defined) runs one part of the nightly
+# --shard K/N (N = 20, the only count defined) runs one part of the nightly
 # tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
 #   1       the default tier, properties, digest-builds, distributed
 #   2       asan-gcc, coverage, coverage-mcdc
 #   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
 #           shard 3 the first)
-#   5..16   mutation, shard K-4 of 12 of the night's slice (--shard, a disjoint
+#   5..20   mutation, shard K-4 of 16 of the night's slice (--shard, a disjoint
 #           stratified part of it)
 # Without --shard, --nightly runs all of it in one go.
 #
@@ -81,7 +81,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NIGHTLY_SHARDS=16
+NIGHTLY_SHARDS=20
 usage() {
   echo "usage: scripts/test.sh [--nightly [--shard K/$NIGHTLY_SHARDS | --report DIR]]" >&2
   exit 2
@@ -343,23 +343,20 @@ optional_tool() {
 # mutation [SHARD SHARDS]: the kill matrix of the night's slice, or of one
 # shard of it.
 #
-# The fuzz-empty layer's cost, at most (every mutant surviving every target):
-# a shard holds 64 or 65 mutants of its slice and 90 to 94 targets for their
-# files (1.44 a mutant: one for the packing-aware code, two or three for
-# vpp_align, checker, compact_schedule, validate), so mutants x targets x
-# seconds is 94 x 60 s = 5640 s at the 60 s of mutation/run_mutants.py's
-# default, 47 min at two mutants at a time: next to the shard's 45 min
-# (README "Nightly shards": the builds and about 65 mutants at about 55 s
-# each) it would not fit the 60-minute budget. At 10 s it is 94 x 10 s =
-# 940 s, 8 min at two at a time, about 53 min in all, and it keeps the
-# nightly the whole slice (about 773 mutants a night, a stratified third).
-# A killed mutant stops at its first kill, so a shard's real cost is less:
-# mutation/results-fuzz-time-sample.md measured 34 s a mutant at 60 s (18 min
-# a shard at two at a time, still past the hour), and killed 6 of its 10
-# non-equivalent mutants within 10 s.
+# The fuzz-empty layer runs at 60 s per target, as mutation/run_mutants.py's
+# default and the time-to-kill figures ask, so the slice (about 773 mutants)
+# is cut into 16 shards of about 48. A killed mutant stops at its first kill;
+# a survivor pays every target of its file the full 60 s (1.44 targets a
+# mutant on average). Shard 6 of the earlier 16-shard layout (65 mutants,
+# fuzz-empty at 10 s) took 40.2 min: 10.75 min of schemata builds and 45 s a
+# mutant, of which 6.6 s fuzz-empty; 18 of its 65 mutants survived
+# fuzz-empty (26 target runs). At 60 s a mutant of the fuzz-empty sample
+# (mutation/results-fuzz-time-sample.md) cost 34 s on average, so a shard of
+# 48 is about 11 + 48 x 45 / 2 / 60 + 48 x 34 / 2 / 60 = 11 + 18 + 14 = 43
+# min at two at a time (README "Nightly shards" has the measured times).
 mutation_settings=(--matrix --seed 1 --layers unit,properties,corpus,fuzz,fuzz-empty
                    --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}"
-                   --fuzz-empty-seconds "${DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS:-10}")
+                   --fuzz-empty-seconds "${DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS:-60}")
 mutation() {
   local slice=${DCPSCHED_MUTATION_SLICE:-$(($(date -u +%s) / 86400 % 3 + 1))/3}
   local args=("${mutation_settings[@]}" --slice "$slice" -j "$jobs")
