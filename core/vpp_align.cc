@@ -294,9 +294,11 @@ absl::StatusOr<CompactSchedule> AlignToVppGroup(CompactSchedule schedule,
       MicrobatchWidth(microbatches.front(), 0).value_or(0));
   // A microbatch that failed to split is never modified, so it would fail
   // again: remember that instead of reading its runs on every pass.
-  std::vector<bool> is_one_group(microbatches.size(), false);
+  std::vector<std::uint8_t> is_one_group(microbatches.size(), false);
   // Whether a microbatch is still as given (else a split produced it).
-  std::vector<bool> from_input(microbatches.size(), true);
+  // Both flags are bytes, not std::vector<bool>, whose operator[] no checked
+  // build (_GLIBCXX_ASSERTIONS) bounds-checks.
+  std::vector<std::uint8_t> from_input(microbatches.size(), true);
   std::int64_t i = static_cast<std::int64_t>(microbatches.size()) - 1;
   std::size_t attempts_since_split = 0;
   while (remainder > 0) {
