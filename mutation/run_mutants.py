@@ -118,6 +118,14 @@ FUZZ_LAYERS = ["fuzz", "fuzz-empty"]
 DEFAULT_LAYERS = [l for l in LAYERS if l != "fuzz-empty"]
 # Time to kill is counted within these limits, seconds (the report's table).
 TTK_LIMITS = (1, 10, 60)
+# Every build here: an index past a vector's end aborts (a crash kill) instead
+# of reading whatever lies there, as in the sanitized builds.
+CHECKED_BUILD_FLAGS = ["-D_GLIBCXX_ASSERTIONS"]
+# The g++ build also traps on undefined integer arithmetic (no runtime
+# library: the trap is a crash kill), as the test command's UBSan stages would
+# report it; the libFuzzer builds have UBSan itself.
+GCC_TRAPPING_UB = ["-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero",
+                   "-fsanitize-undefined-trap-on-error"]
 FUZZ_TARGETS = ["fuzz_packing_aware_differential", "fuzz_packing_aware", "fuzz_vpp_align",
                 "fuzz_legacy", "fuzz_dp_balanced", "fuzz_schedule_file"]
 # The targets most likely to kill a mutant of a file, first.
@@ -181,8 +189,8 @@ class Outcome:
   ttk: dict = dataclasses.field(default_factory=dict)
 
 
-def sha256_of(paths):
-  digest = hashlib.sha256()
+def sha256_of(paths, extra=""):
+  digest = hashlib.sha256(extra.encode())
   for path in sorted(paths):
     digest.update(path.encode())
     with open(os.path.join(REPO, path), "rb") as f:
@@ -208,9 +216,11 @@ def schemata_hash():
 
 
 def suite_hash():
-  """Names what a survivor survived: the suite's sources, data and build flags."""
+  """Names what a survivor survived: the suite's sources, data and build flags
+  (CMake's, and the ones the builds here add)."""
   return sha256_of(tracked("tests", "properties", "fuzz", "oracle", "io", "cli", "corpus",
-                           "CMakeLists.txt", "cmake"))
+                           "CMakeLists.txt", "cmake"),
+                   extra=" ".join([*CHECKED_BUILD_FLAGS, *GCC_TRAPPING_UB]))
 
 
 def log(message):
@@ -251,12 +261,11 @@ class Builds:
       return json.load(f)
 
   def configure_and_build(self, directory, extra, targets, env=None, name="build",
-                          schemata=True):
-    # _GLIBCXX_ASSERTIONS: an index past a vector's end aborts (a crash kill)
-    # instead of reading whatever lies there, as in the sanitized builds.
+                          schemata=True, cxx_flags=()):
+    flags = " ".join([*CHECKED_BUILD_FLAGS, *cxx_flags])
     common = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DDCPSCHED_WERROR=OFF",
               "-DDCPSCHED_BENCH=OFF", "-DDCPSCHED_PYTHON=OFF",
-              "-DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS",
+              f"-DCMAKE_CXX_FLAGS={flags}",
               f"-DDCPSCHED_MUTANT_SCHEMATA={self.schemata if schemata else ''}"]
     if shutil.which("ld.lld"):
       common.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
@@ -274,10 +283,15 @@ class Builds:
     if run_quiet(["cmake", "--build", directory, "-j", str(self.jobs), *targets], build_log):
       raise SystemExit(f"building {directory} failed; see {build_log}")
 
-  def build_gcc(self, directory, extra, name, schemata=True):
-    """A g++ build of the tests, properties, corpus replay and golden programs."""
-    self.configure_and_build(directory, extra, [], env=dict(os.environ, CC="gcc", CXX="g++"),
-                             name=name, schemata=schemata)
+  def build_gcc(self, directory, extra, name, schemata=True, targets=()):
+    """A g++ build of the tests, properties, corpus replay and golden programs.
+
+    Undefined integer arithmetic traps (GCC_TRAPPING_UB), so a mutant that
+    overflows a signed integer is a crash kill in the unit, properties and
+    corpus layers too, not only in the fuzz builds."""
+    self.configure_and_build(directory, extra, list(targets),
+                             env=dict(os.environ, CC="gcc", CXX="g++"),
+                             name=name, schemata=schemata, cxx_flags=GCC_TRAPPING_UB)
 
   def build_fuzz(self, directory, extra, name, schemata=True):
     """A clang-14 libFuzzer build (ASan+UBSan) of the fuzz targets."""
@@ -309,8 +323,7 @@ class Builds:
     elif programs:
       log(f"=== building the g++ schemata build: the {len(programs)} programs of the layers "
           f"asked for")
-      self.configure_and_build(self.gcc, [], ["--target", *programs],
-                               env=dict(os.environ, CC="gcc", CXX="g++"), name="gcc")
+      self.build_gcc(self.gcc, [], "gcc", targets=["--target", *programs])
     if need_fuzz:
       log("=== building the clang-14 libFuzzer schemata build (ASan+UBSan)")
       self.build_fuzz(self.fuzz, [], "fuzz")

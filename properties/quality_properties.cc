@@ -1,9 +1,20 @@
 // Properties of MeasureQuality (core/quality.h) on the schedules the
-// packing-aware scheduler builds for generated problems.
+// packing-aware scheduler builds for generated problems, and on the same
+// inputs with one defect each, which it must refuse.
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "core/compact_schedule.h"
 #include "core/packing_aware.h"
+#include "core/quality.h"
 #include "core/types.h"
+#include "core/validate.h"
 #include "properties/generators.h"
 #include "properties/problem_checks.h"
 #include "properties/rc_status.h"
@@ -18,6 +29,96 @@ RC_GTEST_PROP(QualityProperties, ReadsEveryScheduleAsBuilt, ()) {
   const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
   RC_PRE(schedule.ok());
   RC_ASSERT_OK(CheckQualityReadsSchedule(problem, *schedule));
+}
+
+// One defect done to a valid (samples, compact schedule, max_seq_len_per_rank)
+// and the words the refusal must contain.
+struct QualityDefect {
+  std::vector<Sample> samples;
+  CompactSchedule schedule;
+  std::int64_t max_seq_len_per_rank = 0;
+  std::string named;
+};
+
+QualityDefect DamageQualityInput(std::vector<Sample> samples, CompactSchedule schedule,
+                                 std::int64_t max_seq_len_per_rank) {
+  const std::size_t m = *rc::gen::inRange<std::size_t>(0, schedule.microbatches.size());
+  CompactMicrobatch& microbatch = schedule.microbatches[m];
+  const std::size_t g = *rc::gen::inRange<std::size_t>(0, microbatch.groups.size());
+  const std::size_t s = *rc::gen::inRange<std::size_t>(0, samples.size());
+  std::string named;
+  switch (*rc::gen::inRange(0, 8)) {
+    case 0:
+      samples.push_back(samples[s]);
+      named = "appears twice in the samples";
+      break;
+    case 1:
+      samples[s].len = *rc::gen::element<std::int64_t>(0, -1, kMaxSampleLen + 1);
+      named = "has length";
+      break;
+    case 2: {
+      const SampleId id = microbatch.groups[g].ids.front();
+      std::erase_if(samples, [id](const Sample& sample) { return sample.id == id; });
+      named = "which is not among the";
+      break;
+    }
+    case 3:
+      schedule.microbatches.insert(schedule.microbatches.begin() + static_cast<std::ptrdiff_t>(m),
+                                   CompactMicrobatch{});
+      named = "has no ranks";
+      break;
+    case 4:
+      schedule.microbatches.clear();
+      named = "the schedule has no microbatches";
+      break;
+    case 5:
+      microbatch.groups[g].first_rank += *rc::gen::element<std::int64_t>(-1, 1);
+      named = "microbatch " + std::to_string(m);
+      break;
+    case 6: {
+      const std::int64_t width = *MicrobatchWidth(schedule.microbatches.front(), 0);
+      schedule.microbatches.push_back(
+          CompactMicrobatch{{CpGroupIds{0, width + 1, {samples[s].id}}}});
+      named = "every microbatch must have the same G ranks";
+      break;
+    }
+    default:
+      max_seq_len_per_rank = *rc::gen::inRange<std::int64_t>(-2, 1);
+      named = "max_seq_len_per_rank is";
+      break;
+  }
+  return {std::move(samples), std::move(schedule), max_seq_len_per_rank, std::move(named)};
+}
+
+RC_GTEST_PROP(QualityProperties, RefusesEachDefectOfItsInputWithInvalidArgument, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  RC_PRE(!schedule->microbatches.empty());
+  RC_PRE(!problem.samples.empty());
+  const QualityDefect defect =
+      DamageQualityInput(problem.samples, CompactFromRanks(*schedule),
+                         problem.options.max_seq_len_per_rank);
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(defect.samples, defect.schedule, defect.max_seq_len_per_rank);
+  RC_ASSERT(quality.status().code() == absl::StatusCode::kInvalidArgument);
+  if (!absl::StrContains(quality.status().message(), defect.named)) {
+    RC_FAIL("the refusal does not say \"" + defect.named + "\": " +
+            std::string(quality.status().message()));
+  }
+}
+
+// The bounds of the refusal above are its own: a length at either end of
+// [1, 2^26] is measured, whatever the schedule was made for.
+RC_GTEST_PROP(QualityProperties, MeasuresALengthAtEitherEndOfTheValidRange, ()) {
+  DynamicCpProblem problem = *GenValidProblem();
+  const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  RC_PRE(!problem.samples.empty());
+  const std::size_t s = *rc::gen::inRange<std::size_t>(0, problem.samples.size());
+  problem.samples[s].len = *rc::gen::element<std::int64_t>(1, kMaxSampleLen);
+  RC_ASSERT_OK(MeasureQuality(problem.samples, *schedule, problem.options.max_seq_len_per_rank)
+                   .status());
 }
 
 }  // namespace
