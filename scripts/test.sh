@@ -33,7 +33,8 @@
 #                 found that corpus/ lacks goes to nightly/new/corpus/ in the
 #                 corpus/ layout (fuzz/collect_new_inputs.sh)
 #   properties    every RapidCheck property at $DCPSCHED_NIGHTLY_PROPERTY_CASES
-#                 (default 100000) cases, from the release build
+#                 (default 100000) cases, from the release build, two
+#                 executables at a time (with 2 cores)
 #   asan-gcc      the default tier's asan stage built with g++ (ci-asan-gcc)
 #   digest-builds schedule_digest alone in a clang-14 release build
 #                 (ci-clang) and a g++ -O0 Debug build (ci-debug)
@@ -301,13 +302,28 @@ nightly_fuzz() {
 }
 
 # The property executables of the release build, run directly so that
-# RC_PARAMS is not ctest's (which fixes the default number of cases).
+# RC_PARAMS is not ctest's (which fixes the default number of cases), $jobs
+# at a time (each is single-threaded), the longest first; then each one's
+# result, in name order.
 properties() {
   local cases=${DCPSCHED_NIGHTLY_PROPERTY_CASES:-100000} exe log
+  local longest_first=(packing_aware checker compact_schedule legacy vpp_align)
+  local ordered=() name
+  for name in "${longest_first[@]}"; do
+    [[ -x $root/ci-release/${name}_properties ]] && ordered+=("$root/ci-release/${name}_properties")
+  done
+  for exe in "$root"/ci-release/*_properties; do
+    [[ " ${ordered[*]} " == *" $exe "* ]] || ordered+=("$exe")
+  done
+  echo "properties: ${#ordered[@]} executables, $cases cases per property, $jobs at a time"
+  for exe in "${ordered[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    RC_PARAMS="max_success=$cases" "$exe" >"$root/nightly-$(basename "$exe").log" 2>&1 &
+  done
+  wait || true
   for exe in "$root"/ci-release/*_properties; do
     log=$root/nightly-$(basename "$exe").log
     echo "$(basename "$exe"): $cases cases per property"
-    RC_PARAMS="max_success=$cases" "$exe" >"$log" 2>&1 || true
     grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] .*\.' "$log" || true
     local ok bad
     ok=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | awk '{print $4}')
