@@ -96,7 +96,10 @@ RC_GTEST_PROP(CompactScheduleProperties, AGroupMayEndAtTheLargestRankNumberAndNo
   RC_PRE(!compact.microbatches.empty());
   const std::size_t m = *rc::gen::inRange<std::size_t>(0, compact.microbatches.size());
   CompactMicrobatch& microbatch = compact.microbatches[m];
-  RC_PRE(!microbatch.groups.empty() && microbatch.groups.back().first_rank > 0);
+  // Two RC_PREs: RapidCheck captures the expression, so `&&` would not
+  // short-circuit.
+  RC_PRE(!microbatch.groups.empty());
+  RC_PRE(microbatch.groups.back().first_rank > 0);
   constexpr std::int64_t kLargest = std::numeric_limits<std::int64_t>::max();
   CpGroupIds& last = microbatch.groups.back();
   last.size = kLargest - last.first_rank;
