@@ -303,20 +303,11 @@ nightly_fuzz() {
 
 # The property executables of the release build, run directly so that
 # RC_PARAMS is not ctest's (which fixes the default number of cases), $jobs
-# at a time (each is single-threaded), the longest first; then each one's
-# result, in name order.
+# at a time (each is single-threaded); then each one's result, in name order.
 properties() {
   local cases=${DCPSCHED_NIGHTLY_PROPERTY_CASES:-100000} exe log
-  local longest_first=(packing_aware checker compact_schedule legacy vpp_align)
-  local ordered=() name
-  for name in "${longest_first[@]}"; do
-    [[ -x $root/ci-release/${name}_properties ]] && ordered+=("$root/ci-release/${name}_properties")
-  done
+  echo "properties: $cases cases per property, $jobs executables at a time"
   for exe in "$root"/ci-release/*_properties; do
-    [[ " ${ordered[*]} " == *" $exe "* ]] || ordered+=("$exe")
-  done
-  echo "properties: ${#ordered[@]} executables, $cases cases per property, $jobs at a time"
-  for exe in "${ordered[@]}"; do
     while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
     RC_PARAMS="max_success=$cases" "$exe" >"$root/nightly-$(basename "$exe").log" 2>&1 &
   done
