@@ -347,8 +347,9 @@ class Suite:
   """The programs of each layer, and how to run them on one mutant."""
 
   def __init__(self, builds, seed, property_cases, fuzz_seconds, min_timeout, gcc=None,
-               fuzz_empty_seconds=60, layers=None):
+               fuzz_empty_seconds=60, layers=None, skip_unreached=True):
     self.builds = builds
+    self.skip_unreached = skip_unreached
     self.gcc_dir = gcc or builds.gcc
     self.fuzz_dir = builds.fuzz  # a hand-written mutant's run sets its own
     self.seed = seed
@@ -365,13 +366,23 @@ class Suite:
         if not os.path.exists(os.path.join(gcc, name)):
           raise SystemExit(f"{name} is missing from {gcc}")
     self.baseline = {}  # program -> seconds
+    # program -> the ids of the mutants whose points its unmutated run
+    # evaluates (the control run's DCPSCHED_MUTANT_REACHED record); None for a
+    # suite whose builds hold no schemata (a hand-written mutant's).
+    self.reached = None
     self.kills = {}  # file -> program -> mutants of that file it killed
     self.lock = threading.Lock()
 
-  def env(self, mutant_id):
+  def env(self, mutant_id, reached_dir=None):
     env = dict(os.environ)
     env["DCPSCHED_MUTANT"] = mutant_id or ""
-    env["RC_PARAMS"] = f"max_success={self.property_cases} seed={self.seed} verbose_progress=0"
+    env.pop("DCPSCHED_MUTANT_REACHED", None)
+    if reached_dir:
+      env["DCPSCHED_MUTANT_REACHED"] = reached_dir
+    # No shrinking: a kill needs a failing case, not the smallest one, and a
+    # shrink that hangs would hide the program's later properties.
+    env["RC_PARAMS"] = (f"max_success={self.property_cases} seed={self.seed} "
+                        f"verbose_progress=0 noshrink=1")
     env["ASAN_OPTIONS"] = "detect_leaks=0"
     env.pop("GTEST_FILTER", None)
     return env
@@ -379,14 +390,14 @@ class Suite:
   def timeout(self, program):
     return max(self.min_timeout, 10 * self.baseline.get(program, self.min_timeout))
 
-  def run_program(self, command, program, mutant_id, log_path, timeout):
+  def run_program(self, command, program, mutant_id, log_path, timeout, reached_dir=None):
     """Returns (how, seconds): how is passed, failed, crashed or timeout."""
     start = time.monotonic()
     if STOPPING.is_set():
       raise SystemExit(1)
     with open(log_path, "w") as out:
       process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                 env=self.env(mutant_id), cwd=self.gcc_dir,
+                                 env=self.env(mutant_id, reached_dir), cwd=self.gcc_dir,
                                  start_new_session=True)
       with self.lock:
         LIVE_GROUPS.add(process.pid)
@@ -424,6 +435,17 @@ class Suite:
                   key=lambda n: (-kills.get(n, 0), self.baseline.get(n, 0.0)))
     return first + rest
 
+  def reaches(self, program, mutant_id):
+    """Whether the program can kill the mutant: it evaluates the mutant's
+    point in the unmutated run. A mutant changes nothing but its point, and
+    every program of these layers is deterministic (fixed seeds, no clock in
+    what it checks), so one that never evaluates the point runs exactly as
+    unmutated and passes: it is skipped, as Mull skips the tests that do not
+    reach a mutant. Always true without a record (a hand-written mutant) or
+    when the run is told to run every program (--run-unreached)."""
+    return (not self.skip_unreached or self.reached is None or
+            mutant_id in self.reached[program])
+
   def note_kill(self, file, program):
     with self.lock:
       counts = self.kills.setdefault(file, {})
@@ -441,6 +463,8 @@ class Suite:
       how, target, total, ttk, _ = self.run_fuzz(layer, mutant_id, file, scratch, stop=True)
       return how, target, total, ttk
     for program in self.ordered(layer, file):
+      if not self.reaches(program, mutant_id):
+        continue
       how, seconds = self.run_program(self.gtest_command(program), program, mutant_id,
                                       os.path.join(scratch, f"{program}.log"),
                                       self.timeout(program))
@@ -581,6 +605,8 @@ class Suite:
                                               stop=layer == "fuzz-empty")
       return {fuzz_test_id(layer, t): h for t, h in found.items()}, total, ttk
     for program in self.programs[layer]:
+      if not self.reaches(program, mutant_id):
+        continue
       log_path = os.path.join(scratch, f"{program}.log")
       how, seconds = self.run_program([os.path.join(self.gcc_dir, program), "--gtest_color=no"],
                                       program, mutant_id, log_path, self.timeout(program))
@@ -596,21 +622,32 @@ class Suite:
       kills.update(named or {program: how})
     return kills, total, None
 
-  def measure_baseline(self, layers, scratch):
+  def measure_baseline(self, layers, scratch, mutants):
+    """Runs the unmutated build through every layer but the fuzz layers: each
+    program must pass; its time sets its timeout, and the mutants whose points
+    it evaluates (self.reached) are the ones it runs on."""
     log("=== control run: the unmutated build must pass every layer")
+    self.reached = {}
     for layer in layers:
       if layer in FUZZ_LAYERS:
         continue
       for program in self.programs[layer]:
+        reached_dir = os.path.join(scratch, f"reached-{program}")
+        os.makedirs(reached_dir)
         how, seconds = self.run_program(self.gtest_command(program), program, "",
                                         os.path.join(scratch, f"baseline-{program}.log"),
-                                        3600)
+                                        3600, reached_dir=reached_dir)
         if how != "passed":
           raise SystemExit(f"the unmutated build fails {layer} program {program} ({how}); "
                            f"see {scratch}/baseline-{program}.log")
         self.baseline[program] = seconds
+        self.reached[program] = read_reached(reached_dir)
+      runs = sum(m["id"] in self.reached[p] for p in self.programs[layer] for m in mutants)
       log(f"    {layer:<10} passed in "
-          f"{sum(self.baseline[p] for p in self.programs[layer]):.1f} s")
+          f"{sum(self.baseline[p] for p in self.programs[layer]):.1f} s; its programs "
+          f"reach the selected mutants {runs} times of "
+          f"{len(self.programs[layer]) * len(mutants)}"
+          f"{' (only those run)' if self.skip_unreached else ''}")
 
   def run_mutant(self, mutant, layers, scratch_root):
     scratch = tempfile.mkdtemp(prefix=f"{mutant['id']}-", dir=scratch_root)
@@ -640,6 +677,17 @@ class Suite:
       shutil.rmtree(scratch, ignore_errors=True)
 
 
+def read_reached(directory):
+  """The ids of the mutants whose points a program (with the children it
+  spawned) evaluated: the union of the reached-<pid>.txt files the schemata
+  runtime wrote there at exit (mutation/schemata/runtime.h)."""
+  ids = set()
+  for name in os.listdir(directory):
+    with open(os.path.join(directory, name)) as f:
+      ids.update(line.strip() for line in f if line.strip())
+  return ids
+
+
 def fuzz_test_id(layer, target):
   """A fuzz target's test id in a layer: the target's name for the seed-corpus
   layer (as before), `<target>:empty` for the empty-corpus one."""
@@ -659,16 +707,20 @@ def first_kill(mutant_id, kills, seconds):
 
 
 def layer_key(layer, suite_id, args):
-  """What a layer's matrix row depends on besides core/ and the mutant."""
+  """What a layer's matrix row depends on besides core/ and the mutant: a
+  program layer's rows on the timeout's floor too (a slow mutant may pass
+  under one floor and hang under another), the properties' on RapidCheck's
+  settings (without shrinking: see Suite.env)."""
+  floor = f"timeout={args.min_timeout:g}"
   if layer == "properties":
-    return f"{suite_id}:seed={args.seed}:cases={args.property_cases}"
+    return f"{suite_id}:seed={args.seed}:cases={args.property_cases}:noshrink:{floor}"
   # A fuzz row holds its time to kill (ttk=wall): rows from before it was kept
   # have another key and run again.
   if layer == "fuzz":
     return f"{suite_id}:seed={args.seed}:seconds={args.fuzz_seconds}:ttk=wall"
   if layer == "fuzz-empty":
     return f"{suite_id}:seed={args.seed}:seconds={args.fuzz_empty_seconds}:ttk=wall"
-  return suite_id
+  return f"{suite_id}:{floor}"
 
 
 def stratum(mutant):
@@ -924,8 +976,10 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
           f"({layer_settings(context)}).",
           f"Mutants: {context['selection']}.",
           cost_sentence(context, fuzz_ran, named), "",
-          (f"A kill matrix (`--matrix`): every layer that ran, every program of each, ran "
-           f"on every mutant, with no stop at the first kill; the tables below credit each "
+          (f"A kill matrix (`--matrix`): every layer that ran ran on every mutant, with "
+           f"every program of each that evaluates the mutant's point in the unmutated run "
+           f"(one that does not cannot kill it; `--run-unreached` runs those too), and no "
+           f"stop at the first kill; the tables below credit each "
            f"kill to the first layer, in the order {', '.join(context['layers'])}, that "
            f"killed it, and the kill-matrix tables after them count each layer on its own. "
            if matrix else
@@ -1183,7 +1237,7 @@ def run_matrix(suite, mutants, layers, suite_id, args, scratch_root, cache):
   log(f"=== kill matrix: {len(mutants)} mutants ({cached_count} wholly from the cache), "
       f"{args.jobs} at a time, layers {', '.join(layers)}")
   if todo:
-    suite.measure_baseline(layers, scratch_root)
+    suite.measure_baseline(layers, scratch_root, [m for m, _ in todo])
   done = 0
   with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
     futures = {pool.submit(suite.run_matrix_mutant, m, missing, scratch_root): m
@@ -1244,12 +1298,18 @@ def main():
                       help="per fuzz target of the fuzz-empty layer, from an empty corpus "
                       "(default 60)")
   parser.add_argument("--property-cases", type=int, default=1000)
-  parser.add_argument("--min-timeout", type=float, default=20.0,
-                      help="least timeout of one program, seconds (default 20)")
+  parser.add_argument("--min-timeout", type=float, default=5.0,
+                      help="least timeout of one program, seconds (default 5; a program's "
+                      "timeout is 10 x its unmutated time, at least this)")
   parser.add_argument("--build-root", default=os.path.join(REPO, "build", "mutation"))
   parser.add_argument("--out", help="the report (default mutation/results.md; "
                       "mutation/results-sample.md for --sample)")
   parser.add_argument("--fresh", action="store_true", help="ignore cached outcomes")
+  parser.add_argument("--run-unreached", action="store_true",
+                      help="run every unit, property, corpus and golden program on every "
+                      "mutant, also those whose unmutated run never evaluates the mutant's "
+                      "point (by default they are skipped: they cannot kill it); to check "
+                      "that skip")
   parser.add_argument("--named", action=argparse.BooleanOptionalAction, default=None,
                       help="also the hand-written mutants (default: in a full run only)")
   parser.add_argument("--list", action="store_true", help="list the mutants and exit")
@@ -1350,7 +1410,8 @@ def main():
                  None if named_run else [p for l, ps in layer_programs().items()
                                          if l in layers for p in ps])
     suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout,
-                  fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers)
+                  fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers,
+                  skip_unreached=not args.run_unreached)
   build_seconds = time.monotonic() - build_start
   scratch_root = tempfile.mkdtemp(prefix="dcpsched-mutants-")
   try:
@@ -1359,9 +1420,10 @@ def main():
       outcomes, matrix, cached_count = run_matrix(suite, mutants, layers, suite_id, args,
                                                   scratch_root, cache)
     else:
-      suite.measure_baseline(layers, scratch_root)
+      suite.measure_baseline(layers, scratch_root, mutants)
       cache = Cache(args.build_root, core, f"{suite_id}:{args.seed}:{args.property_cases}:"
-                    f"{args.fuzz_seconds}:{args.fuzz_empty_seconds}", args.fresh)
+                    f"{args.fuzz_seconds}:{args.fuzz_empty_seconds}:"
+                    f"timeout={args.min_timeout:g}:noshrink", args.fresh)
       outcomes, todo = {}, []
       for m in mutants:
         cached = cache.usable(m["id"], layers)

@@ -142,7 +142,7 @@ class CacheOnlyReportTest(unittest.TestCase):
     cls.core = run_mutants.core_hash()
     cls.suite = run_mutants.suite_hash()
     settings = argparse.Namespace(seed=1, property_cases=1000, fuzz_seconds=10,
-                                  fuzz_empty_seconds=10)
+                                  fuzz_empty_seconds=10, min_timeout=5.0)
     cls.keys = {l: run_mutants.layer_key(l, cls.suite, settings) for l in cls.LAYERS}
 
   def setUp(self):

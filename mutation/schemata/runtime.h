@@ -6,6 +6,8 @@
 //
 //   DCPSCHED_MUTANT=<stable id>   that mutant (ids: generate_mutants.py --list)
 //   unset or empty                none: the build behaves as the original
+//   DCPSCHED_MUTANT_REACHED=<dir> also record which mutants' points the run
+//                                 evaluates (below: Switch::reached)
 //
 // An unknown id aborts at the first mutation point reached, with a message,
 // so a runner can never score a mutant that is not in the build.
@@ -21,23 +23,56 @@
 
 namespace dcpsched_mutation {
 
-// The index of the live mutant in this build's table, or -1 for none. Read
-// once from DCPSCHED_MUTANT.
-int ReadActiveMutant();
+// What the build's environment chose, read once when the first mutation
+// point is reached:
+//   active    the index of the live mutant in this build's table, or -1 for
+//             none (DCPSCHED_MUTANT);
+//   reached   null, or, when DCPSCHED_MUTANT_REACHED names a directory, one
+//             flag per mutant of the table, set when its point is evaluated.
+//             At exit the process writes the ids of the mutants it reached to
+//             `<dir>/reached-<pid>.txt` (a child it spawns writes its own).
+//
+// `reached` is how mutation/run_mutants.py skips a program for a mutant:
+// a mutant changes nothing but its own point, so a deterministic program
+// that never evaluates that point in the unmutated run behaves the same
+// under the mutant and cannot kill it.
+struct Switch {
+  int active;
+  bool* reached;
+};
+Switch ReadSwitch();
 
-inline int ActiveMutant() {
-  static const int active = ReadActiveMutant();
-  return active;
+inline const Switch& TheSwitch() {
+  static const Switch state = ReadSwitch();
+  return state;
+}
+
+inline int ActiveMutant() { return TheSwitch().active; }
+
+// Marks the `count` mutants of the point starting at `first_id` reached, when
+// the run records that. A flag only ever goes from false to true, so
+// concurrent setters agree (relaxed atomic stores).
+inline void NoteReached(const Switch& state, int first_id, int count) {
+  if (state.reached == nullptr) return;
+  for (int k = 0; k < count; ++k) {
+    __atomic_store_n(&state.reached[first_id + k], true, __ATOMIC_RELAXED);
+  }
 }
 
 // How far `ActiveMutant()` lies past `first_id`: 0..count-1 when one of a
 // point's `count` mutants is live, -1 otherwise.
 inline int LiveOffset(int first_id, int count) {
-  const int offset = ActiveMutant() - first_id;
+  const Switch& state = TheSwitch();
+  NoteReached(state, first_id, count);
+  const int offset = state.active - first_id;
   return offset >= 0 && offset < count ? offset : -1;
 }
 
-inline bool IsActive(int id) { return ActiveMutant() == id; }
+inline bool IsActive(int id) {
+  const Switch& state = TheSwitch();
+  NoteReached(state, id, 1);
+  return state.active == id;
+}
 
 // Operators in the order the generator numbers their replacements. An
 // original's replacements are these minus itself; `%` (and `%=`) only when
