@@ -39,6 +39,29 @@ absl::Status Fail(absl::string_view what) {
   return absl::InternalError(what);
 }
 
+// The least number of microbatches that can hold `total_tokens` on G ranks
+// of `max_seq_len_per_rank` tokens each: ceil(total / (G * mslpr)), in 128
+// bits (the specification's lower bound), 0 when there are no ranks.
+std::int64_t CeilTokensOverCapacity(std::int64_t total_tokens, std::int64_t g,
+                                    std::int64_t max_seq_len_per_rank) {
+  if (g == 0) return 0;
+  const unsigned __int128 capacity = static_cast<unsigned __int128>(g) *
+                                     static_cast<unsigned __int128>(max_seq_len_per_rank);
+  const auto tokens = static_cast<unsigned __int128>(total_tokens);
+  return static_cast<std::int64_t>(tokens / capacity + (tokens % capacity != 0 ? 1 : 0));
+}
+
+absl::Status CheckLowerBound(const ScheduleQuality& quality, std::int64_t max_seq_len_per_rank) {
+  const std::int64_t expected =
+      CeilTokensOverCapacity(quality.total_tokens, quality.total_gpus, max_seq_len_per_rank);
+  if (quality.microbatch_lower_bound != expected) {
+    return Fail(absl::StrCat("microbatch lower bound ", quality.microbatch_lower_bound, " for ",
+                             quality.total_tokens, " tokens on ", quality.total_gpus,
+                             " ranks of ", max_seq_len_per_rank, ", not ", expected));
+  }
+  return absl::OkStatus();
+}
+
 std::string RankText(const std::vector<SampleId>& ids) {
   return absl::StrCat("[", absl::StrJoin(ids, ","), "]");
 }
@@ -437,6 +460,15 @@ absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem) {
   return Fail(absl::StrCat("legacy schedule: ", status.message()));
 }
 
+absl::Status CheckQualityLowerBound(absl::Span<const Sample> samples,
+                                    const CompactSchedule& schedule,
+                                    std::int64_t max_seq_len_per_rank) {
+  const absl::StatusOr<ScheduleQuality> quality =
+      MeasureQuality(samples, schedule, max_seq_len_per_rank);
+  if (!quality.ok()) return Fail(absl::StrCat("MeasureQuality: ", quality.status().ToString()));
+  return CheckLowerBound(*quality, max_seq_len_per_rank);
+}
+
 absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
                                        const Schedule& schedule) {
   const absl::StatusOr<ScheduleQuality> quality =
@@ -515,6 +547,10 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
     return Fail(absl::StrCat("quality reads ", quality->total_tokens, " tokens of lengths ",
                              quality->min_len, "..", quality->max_len, ", not ", total, " of ",
                              shortest, "..", longest));
+  }
+  if (absl::Status bound = CheckLowerBound(*quality, problem.options.max_seq_len_per_rank);
+      !bound.ok()) {
+    return bound;
   }
   if (quality->microbatch_count < quality->microbatch_lower_bound) {
     return Fail(absl::StrCat(count, " microbatches, fewer than the lower bound ",

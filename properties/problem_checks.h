@@ -12,7 +12,9 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "core/checker.h"
+#include "core/compact_schedule.h"
 #include "core/types.h"
 #include "properties/generators.h"
 
@@ -96,10 +98,18 @@ absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
 // that cover them, each run the ids its member ranks hold, with the work and
 // tokens per rank counted afresh from the rank lists; the busiest and idlest
 // rank among them, and SumOverRanks equal to the ranks' sums, bit for bit;
-// the batch's token total and length range; no fewer
-// microbatches than the lower bound; a balance efficiency in (0, 1].
+// the batch's token total and length range; the microbatch lower bound
+// exactly ceil(total tokens / (G * max_seq_len_per_rank)), and no fewer
+// microbatches than it; a balance efficiency in (0, 1].
 absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
                                        const Schedule& schedule);
+
+// MeasureQuality of `schedule` with any `max_seq_len_per_rank` (the figure is
+// an input of the measurement, not of the schedule) gives the lower bound
+// ceil(total tokens / (G * max_seq_len_per_rank)) exactly.
+absl::Status CheckQualityLowerBound(absl::Span<const Sample> samples,
+                                    const CompactSchedule& schedule,
+                                    std::int64_t max_seq_len_per_rank);
 
 // Differential: the legacy scheduler (ScheduleLegacy) gives the same
 // schedule as the reference oracle's (oracle::ReferenceScheduleLegacy), or

@@ -108,6 +108,21 @@ RC_GTEST_PROP(QualityProperties, RefusesEachDefectOfItsInputWithInvalidArgument,
   }
 }
 
+// The lower bound is a ceiling: measured with a capacity per rank of a few
+// tokens, the batch's total often lies just past a multiple of G * capacity
+// (one token over needs one microbatch more) or on one.
+RC_GTEST_PROP(QualityProperties, TheLowerBoundIsTheCeilingOfTokensOverCapacity, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const absl::StatusOr<CompactSchedule> schedule =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  RC_PRE(!schedule->microbatches.empty());
+  const std::int64_t capacity = *rc::gen::weightedOneOf<std::int64_t>(
+      {{3, rc::gen::inRange<std::int64_t>(1, 4)},
+       {1, rc::gen::just(problem.options.max_seq_len_per_rank)}});
+  RC_ASSERT_OK(CheckQualityLowerBound(problem.samples, *schedule, capacity));
+}
+
 // The bounds of the refusal above are its own: a length at either end of
 // [1, 2^26] is measured, whatever the schedule was made for.
 RC_GTEST_PROP(QualityProperties, MeasuresALengthAtEitherEndOfTheValidRange, ()) {
