@@ -17,8 +17,8 @@ file and are ignored. The file only grows: a run appends, a later row of the
 same mutant, layer and key replaces an earlier one when the file is read.
 
 Why a separate cache for the matrix: the nightly tier runs the night's mutants
-in sixteen shards on sixteen machines, and one report over all of them is made
-from their sixteen files. merge() takes another machine's file, and refuses one
+in eight shards on eight machines, and one report over all of them is made
+from their eight files. merge() takes another machine's file, and refuses one
 written for another core: a mutant id names a mutation of one version of
 core/, so rows of another core describe other mutants.
 """

@@ -62,7 +62,7 @@ goes beside it, <out>.json, with every mutant's killedBy. Matrix rows are
 cached per mutant and layer in <build-root>/cache/<core hash>.matrix.jsonl
 (mutation/matrix_cache.py); the control run runs only when some mutant's
 rows are missing. One report over runs made on several machines (the nightly
-tier's sixteen mutation shards):
+tier's eight mutation shards):
 
     mutation/run_mutants.py --matrix [the shards' layers and settings] \
         --merge-cache shard-*/<core hash>.matrix.jsonl --cache-only

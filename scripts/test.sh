@@ -3,7 +3,7 @@
 #
 #   scripts/test.sh             the default tier: every push, CI
 #   scripts/test.sh --nightly   the default tier, then the nightly additions
-#   scripts/test.sh --nightly --shard K/20   one shard of the nightly tier
+#   scripts/test.sh --nightly --shard K/12   one shard of the nightly tier
 #   scripts/test.sh --nightly --report DIR   one mutation report over the
 #                                            mutation shards' caches under DIR
 #
@@ -55,13 +55,13 @@
 #                 row cover every mutant); report build/mutation-results*.md
 #                 and its mutation-testing-elements JSON beside it
 #
-# --shard K/N (N = 20, the only count defined) runs one part of the nightly
+# --shard K/N (N = 12, the only count defined) runs one part of the nightly
 # tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
 #   1       the default tier, properties, digest-builds, distributed
 #   2       asan-gcc, coverage, coverage-mcdc
 #   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
 #           shard 3 the first)
-#   5..20   mutation, shard K-4 of 16 of the night's slice (--shard, a disjoint
+#   5..12   mutation, shard K-4 of 8 of the night's slice (--shard, a disjoint
 #           stratified part of it)
 # Without --shard, --nightly runs all of it in one go.
 #
@@ -82,7 +82,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NIGHTLY_SHARDS=20
+NIGHTLY_SHARDS=12
 usage() {
   echo "usage: scripts/test.sh [--nightly [--shard K/$NIGHTLY_SHARDS | --report DIR]]" >&2
   exit 2
@@ -351,16 +351,15 @@ optional_tool() {
 # shard of it.
 #
 # The fuzz-empty layer runs at 60 s per target, as mutation/run_mutants.py's
-# default and the time-to-kill figures ask, so the slice (about 773 mutants)
-# is cut into 16 shards of about 48. A killed mutant stops at its first kill;
-# a survivor pays every target of its file the full 60 s (1.44 targets a
-# mutant on average). Shard 6 of the earlier 16-shard layout (65 mutants,
-# fuzz-empty at 10 s) took 40.2 min: 10.75 min of schemata builds and 45 s a
-# mutant, of which 6.6 s fuzz-empty; 18 of its 65 mutants survived
-# fuzz-empty (26 target runs). At 60 s a mutant of the fuzz-empty sample
-# (mutation/results-fuzz-time-sample.md) cost 34 s on average, so a shard of
-# 48 is about 11 + 48 x 45 / 2 / 60 + 48 x 34 / 2 / 60 = 11 + 18 + 14 = 43
-# min at two at a time (README "Nightly shards" has the measured times).
+# default and the time-to-kill figures ask: a killed mutant stops at its
+# first kill, a survivor pays every target of its file the full 60 s (1.44
+# targets a mutant on average). The slice (about 773 mutants) is cut into 8
+# shards of about 97. Each mutant runs only the unit, property and corpus
+# programs that reach its point (docs/mutation.md), 7.5 s a mutant in the
+# sample that checked that skip; the fuzz layer about 3 s and fuzz-empty
+# about 20 s a mutant in shard 7 of the earlier layout of 20. So a shard is
+# about 10 min of schemata builds + 97 x 30.5 / 2 / 60 = 25 min of mutants
+# at two at a time, 35 min (README "Nightly shards" has the measured times).
 mutation_settings=(--matrix --seed 1 --layers unit,properties,corpus,fuzz,fuzz-empty
                    --fuzz-seconds "${DCPSCHED_MUTATION_FUZZ_SECONDS:-10}"
                    --fuzz-empty-seconds "${DCPSCHED_MUTATION_FUZZ_EMPTY_SECONDS:-60}")
