@@ -47,8 +47,6 @@ inline const Switch& TheSwitch() {
   return state;
 }
 
-inline int ActiveMutant() { return TheSwitch().active; }
-
 // Marks the `count` mutants of the point starting at `first_id` reached, when
 // the run records that. A flag only ever goes from false to true, so
 // concurrent setters agree (relaxed atomic stores).
@@ -59,7 +57,7 @@ inline void NoteReached(const Switch& state, int first_id, int count) {
   }
 }
 
-// How far `ActiveMutant()` lies past `first_id`: 0..count-1 when one of a
+// How far the live mutant lies past `first_id`: 0..count-1 when one of a
 // point's `count` mutants is live, -1 otherwise.
 inline int LiveOffset(int first_id, int count) {
   const Switch& state = TheSwitch();
