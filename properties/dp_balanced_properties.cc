@@ -1,6 +1,8 @@
 // Properties of the dp_balanced scheduler (core/dp_balanced.h).
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +28,21 @@ RC_GTEST_PROP(DpBalancedProperties, InvalidProblemsAreRejectedWithInvalidArgumen
   RC_ASSERT(schedule.status().code() == absl::StatusCode::kInvalidArgument);
   RC_ASSERT_OK(CheckDpBalancedMatchesOracle(problem));
   RC_ASSERT_OK(CheckDpBalancedCompactMatchesPerRank(problem));
+}
+
+// A vpp_group so large that dp_size * vpp_group passes 2^64 (no count of
+// packed sequences is a multiple of it), or stands just below that edge, is
+// refused as the oracle refuses it: FailedPrecondition, never a wrapped
+// product. The draws keep dp_size >= 3, where a vpp_group one past the edge
+// still fits 63 bits.
+RC_GTEST_PROP(DpBalancedProperties, VppGroupsNearTwoToTheSixtyFourMatchTheOracle, ()) {
+  DpBalancedProblem problem = *GenDpBalancedProblem();
+  problem.options.dp_size = std::max<std::int64_t>(problem.options.dp_size, 3);
+  const auto edge = static_cast<std::int64_t>(std::numeric_limits<std::uint64_t>::max() /
+                                              static_cast<std::uint64_t>(problem.options.dp_size));
+  problem.options.vpp_group = *rc::gen::element<std::int64_t>(
+      edge - 1, edge, edge + 1, std::numeric_limits<std::int64_t>::max());
+  RC_ASSERT_OK(CheckDpBalancedMatchesOracle(problem));
 }
 
 // Every position is in exactly one microbatch, held by the cp_size ranks of
