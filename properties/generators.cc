@@ -553,9 +553,18 @@ rc::Gen<Schedule> GenHandMadeSchedule() {
   // `growing`), each run holding 2 fresh ids; then an optional defect. With
   // `split` 1 every run of 2 ranks or more, with 2 every second one, is two
   // groups that share the run's first id and differ in the second, so a run
-  // spans groups.
+  // spans groups. With `split` 3 every run of 3 ranks or more is three groups
+  // whose outer two hold the same list, and the width is twice the first
+  // microbatch's largest run: that run is then a half of its own when the
+  // microbatch is split, widening repeats it, which puts two equal lists side
+  // by side, and they must become one group.
   return rc::gen::apply(
       [](int width, const std::vector<std::vector<int>>& run_plans, int defect, int split) {
+        const std::vector<int>& first_plan = run_plans.front();
+        if (split == 3 && !first_plan.empty()) {
+          const int largest = *std::max_element(first_plan.begin(), first_plan.end());
+          if (largest >= 3) width = 2 * largest;
+        }
         Schedule schedule;
         SampleId next_id = 0;
         int runs_seen = 0;
@@ -570,11 +579,14 @@ rc::Gen<Schedule> GenHandMadeSchedule() {
             const int size = std::min(planned, room);
             const bool split_here =
                 size >= 2 && (split == 1 || (split == 2 && ++runs_seen % 2 == 0));
+            const bool bracket_here = split == 3 && size >= 3;
             const std::vector<SampleId> ids = {next_id, next_id + 1};
-            const std::vector<SampleId> right_ids = {next_id, next_id + 2};
-            next_id += split_here ? 3 : 2;
+            const std::vector<SampleId> other_ids = {next_id, next_id + 2};
+            next_id += split_here || bracket_here ? 3 : 2;
             for (int r = 0; r < size; ++r) {
-              microbatch.rank_ids.push_back(split_here && r >= size / 2 ? right_ids : ids);
+              const bool other = (split_here && r >= size / 2) ||
+                                 (bracket_here && r >= size / 3 && r < size - size / 3);
+              microbatch.rank_ids.push_back(other ? other_ids : ids);
             }
           }
           while (static_cast<int>(microbatch.rank_ids.size()) < width) {
@@ -590,7 +602,7 @@ rc::Gen<Schedule> GenHandMadeSchedule() {
       rc::gen::nonEmpty(rc::gen::container<std::vector<std::vector<int>>>(
           rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 9)))),
       rc::gen::weightedElement<int>({{12, 0}, {1, 1}, {1, 2}, {1, 3}}),
-      rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}}));
+      rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}, {2, 3}}));
 }
 
 }  // namespace properties
