@@ -549,8 +549,11 @@ rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem() {
 }
 
 rc::Gen<Schedule> GenHandMadeSchedule() {
-  // Each microbatch: a list of run sizes (sorted largest first unless
-  // `growing`), each run holding 2 fresh ids; then an optional defect. With
+  // Each microbatch: a list of run sizes, sorted largest first, each run
+  // holding 2 fresh ids; then an optional defect: 1 grows the runs of the
+  // last microbatch (smallest first), the one alignment splits first, so an
+  // input whose CP group sizes increase reaches the run-size check; 2
+  // empties its last rank; 3 gives it one rank too many. With
   // `split` 1 every run of 2 ranks or more, with 2 every second one, is two
   // groups that share the run's first id and differ in the second, so a run
   // spans groups. With `split` 3 every run of 3 ranks or more is three groups
@@ -571,7 +574,7 @@ rc::Gen<Schedule> GenHandMadeSchedule() {
         for (std::size_t m = 0; m < run_plans.size(); ++m) {
           std::vector<int> sizes = run_plans[m];
           std::sort(sizes.rbegin(), sizes.rend());
-          if (defect == 1 && m == 0) std::reverse(sizes.begin(), sizes.end());
+          if (defect == 1 && m + 1 == run_plans.size()) std::reverse(sizes.begin(), sizes.end());
           Microbatch microbatch;
           for (const int planned : sizes) {
             const int room = width - static_cast<int>(microbatch.rank_ids.size());
