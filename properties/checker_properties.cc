@@ -154,7 +154,7 @@ RC_GTEST_PROP(CheckerProperties, AMalformedCompactMicrobatchIsOneFindingOfInvari
       compact.microbatches[*rc::gen::inRange<std::size_t>(0, compact.microbatches.size())];
   auto& groups = microbatch.groups;
   const std::size_t g = *rc::gen::inRange<std::size_t>(0, groups.size());
-  switch (*rc::gen::inRange(0, 6)) {
+  switch (*GenCase(6)) {
     case 0:
       groups[g].first_rank += *rc::gen::element<std::int64_t>(-2, -1, 1, 2);
       break;

@@ -330,6 +330,11 @@ rc::Gen<std::int64_t> GenMixedCpSizeTopology() {
 
 }  // namespace
 
+rc::Gen<int> GenCase(int count) {
+  // At the nominal size inRange spans the whole range, evenly.
+  return rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, count));
+}
+
 rc::Gen<DynamicCpProblem> GenValidProblem() {
   return rc::gen::weightedOneOf<DynamicCpProblem>(
       {{8, GenProblemOn(GenTopology(),
@@ -487,7 +492,7 @@ rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths() {
 }
 
 rc::Gen<DynamicCpProblem> GenInvalidProblem() {
-  return rc::gen::apply(Break, GenValidProblem(), rc::gen::inRange(0, kBreakages));
+  return rc::gen::apply(Break, GenValidProblem(), GenCase(kBreakages));
 }
 
 rc::Gen<DpBalancedProblem> GenDpBalancedProblem() {
@@ -544,8 +549,7 @@ DpBalancedProblem BreakDpBalanced(DpBalancedProblem problem, int breakage) {
 }
 
 rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem() {
-  return rc::gen::apply(BreakDpBalanced, GenDpBalancedProblem(),
-                        rc::gen::inRange(0, kDpBalancedBreakages));
+  return rc::gen::apply(BreakDpBalanced, GenDpBalancedProblem(), GenCase(kDpBalancedBreakages));
 }
 
 rc::Gen<Schedule> GenHandMadeSchedule() {

@@ -71,6 +71,14 @@ rc::Gen<DynamicCpProblem> GenMixedCpSizeProblem();
 // A valid problem whose sample lengths are pairwise distinct.
 rc::Gen<DynamicCpProblem> GenProblemWithDistinctLengths();
 
+// One of `count` cases, 0 to count - 1, each as likely at every size. For
+// choosing which breakage or damage a case gets: RapidCheck's inRange scales
+// with the size parameter, so the small sizes every run starts with would
+// draw only the first cases, and the last only near the top size (a run of
+// 1000 cases drew dp_balanced's "longer than a packed sequence" breakage not
+// once).
+rc::Gen<int> GenCase(int count);
+
 // A valid problem with exactly one limit broken: G, mslpr, min_cp_size (0
 // among its bad values), vpp_group or max_num_seqs out of range, a length
 // out of [1, 2^26], a duplicate id, or a sample that needs more than G ranks.

@@ -47,7 +47,7 @@ QualityDefect DamageQualityInput(std::vector<Sample> samples, CompactSchedule sc
   const std::size_t g = *rc::gen::inRange<std::size_t>(0, microbatch.groups.size());
   const std::size_t s = *rc::gen::inRange<std::size_t>(0, samples.size());
   std::string named;
-  switch (*rc::gen::inRange(0, 8)) {
+  switch (*GenCase(8)) {
     case 0:
       samples.push_back(samples[s]);
       named = "appears twice in the samples";
