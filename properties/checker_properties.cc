@@ -4,6 +4,7 @@
 // (oracle/reference_checker.h) finds.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/checker.h"
 #include "core/compact_schedule.h"
+#include "core/cost_model.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "properties/checker_reference_check.h"
@@ -117,6 +119,39 @@ RC_GTEST_PROP(CheckerProperties, OneSampleOverMaxNumSeqsIsReported, ()) {
   for (const Violation& violation : violations) {
     RC_ASSERT(violation.invariant == Invariant::kSequenceCap);
   }
+}
+
+// Invariant 5 at its boundary. The work cap of a microbatch whose tallest
+// sample has length t is t * mslpr * 1.05, an integer exactly when t * mslpr
+// is a multiple of 20; one rank holds t and shorter samples whose squares
+// (their work on one rank) sum to the cap, one less or one more. Only the
+// last is over the cap, and the checker finds what the reference checker
+// finds. Damaged real schedules seldom land on the cap exactly.
+RC_GTEST_PROP(CheckerProperties, WorkAtTheCapIsNoViolationAndOneMoreIs, ()) {
+  const std::int64_t mslpr = 20 * *rc::gen::inRange<std::int64_t>(1, 51);
+  const std::int64_t tallest = *rc::gen::inRange<std::int64_t>((mslpr + 1) / 2, mslpr + 1);
+  const std::int64_t cap = tallest * (mslpr / 20) * 21;
+  RC_ASSERT(WorkCap(tallest, mslpr) == static_cast<double>(cap));
+  const std::int64_t over = *GenCase(3) - 1;
+  std::vector<Sample> samples = {Sample{0, tallest}};
+  for (std::int64_t rest = cap - tallest * tallest + over; rest > 0;) {
+    std::int64_t len = std::min(tallest, static_cast<std::int64_t>(std::sqrt(rest)));
+    while (len * len > rest) --len;
+    while (len < tallest && (len + 1) * (len + 1) <= rest) ++len;
+    samples.push_back(Sample{static_cast<SampleId>(samples.size()), len});
+    rest -= len * len;
+  }
+  std::vector<SampleId> ids;
+  for (const Sample& sample : samples) ids.push_back(sample.id);
+  if (*rc::gen::arbitrary<bool>()) std::reverse(ids.begin(), ids.end());
+  Schedule schedule;
+  schedule.microbatches.push_back(Microbatch{{ids}});
+  DynamicCpOptions options;
+  options.total_gpus = 1;
+  options.max_seq_len_per_rank = mslpr;
+  RC_ASSERT(Reports(FindViolations(samples, schedule, options), Invariant::kWorkCap) ==
+            (over > 0));
+  RC_ASSERT_OK(CheckFindViolationsMatchesReference(samples, schedule, options));
 }
 
 // Every finding, on a packing-aware schedule with random damage done to it
