@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/group_fit_index.h"
+#include "properties/generators.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
@@ -43,7 +44,7 @@ RC_GTEST_PROP(GroupFitIndexProperties, AnswersEqualAScanOfEveryGroup, ()) {
   const auto gen_work = rc::gen::map(rc::gen::inRange(0, 30), [](int w) { return w * 0.5; });
   const int operations = *rc::gen::inRange(1, 120);
   for (int op = 0; op < operations; ++op) {
-    const int kind = *rc::gen::inRange(0, 4);
+    const int kind = *properties::GenCase(4);
     if (kind == 0 && groups.size() < capacity) {
       const ScannedGroup group{*gen_tokens, *gen_work};
       RC_ASSERT(index.Append(group.tokens, group.work) == groups.size());

@@ -47,6 +47,9 @@ absl::Status CheckDeterministic(const DynamicCpProblem& problem);
 // sees the placement too.
 absl::Status CheckStepMatchesOracle(const DynamicCpProblem& problem);
 absl::Status CheckScheduleMatchesOracle(const DynamicCpProblem& problem);
+// Alignment fails where upstream loops forever or returns a microbatch wider
+// than G; both are FailedPrecondition, so the check also asks that both
+// messages say "upstream loops forever", or neither.
 absl::Status CheckAlignmentMatchesOracle(const Schedule& schedule, std::int64_t vpp_group);
 absl::Status CheckDpBalancedMatchesOracle(const DpBalancedProblem& problem);
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/types.h"
+#include "properties/generators.h"
 #include "rapidcheck.h"
 
 namespace dcpsched::properties {
@@ -25,7 +26,7 @@ std::size_t Pick(std::size_t count) { return *rc::gen::inRange<std::size_t>(0, c
 // Any input id, or an id some rank holds (which may be a stranger after an
 // earlier damage), or one no input sample has.
 SampleId PickId(const std::vector<Sample>& samples, const Schedule& schedule) {
-  switch (*rc::gen::inRange(0, 4)) {
+  switch (*GenCase(4)) {
     case 0:
     case 1:
       if (!samples.empty()) return samples[Pick(samples.size())].id;
@@ -129,7 +130,7 @@ std::string MoveShortestOntoBusiest(RankIds& ranks, const std::vector<Sample>& s
 std::string DamageRanks(RankIds& ranks, const std::vector<Sample>& samples,
                         const Schedule& schedule) {
   const std::size_t r = Pick(ranks.size());
-  switch (*rc::gen::inRange(0, 11)) {
+  switch (*GenCase(11)) {
     case 0: {
       if (ranks[r].empty()) return "nothing to remove";
       const std::size_t at = Pick(ranks[r].size());
@@ -164,7 +165,7 @@ std::string DamageRanks(RankIds& ranks, const std::vector<Sample>& samples,
       std::size_t first = 0;
       std::size_t last = 0;
       RunOf(ranks, id, first, last);
-      switch (*rc::gen::inRange(0, 4)) {
+      switch (*GenCase(4)) {
         case 0:
           if (first == 0) return "no rank before the run";
           ranks[first - 1].push_back(id);
@@ -202,7 +203,7 @@ std::string DamageRanks(RankIds& ranks, const std::vector<Sample>& samples,
       return absl::StrCat("swapped ranks ", r, " and ", other);
     }
     default:
-      switch (*rc::gen::inRange(0, 3)) {
+      switch (*GenCase(3)) {
         case 0:
           ranks.erase(ranks.begin() + static_cast<std::ptrdiff_t>(r));
           return absl::StrCat("dropped rank ", r);
@@ -219,7 +220,7 @@ std::string DamageRanks(RankIds& ranks, const std::vector<Sample>& samples,
 std::string DamageMicrobatches(Schedule& schedule, std::int64_t gpus) {
   auto& microbatches = schedule.microbatches;
   const std::size_t m = Pick(microbatches.size());
-  switch (*rc::gen::inRange(0, 4)) {
+  switch (*GenCase(4)) {
     case 0:
       microbatches.erase(microbatches.begin() + static_cast<std::ptrdiff_t>(m));
       return absl::StrCat("dropped microbatch ", m);
@@ -248,7 +249,7 @@ std::string DamageOptions(DynamicCpOptions& options, const Schedule& schedule) {
       busiest = std::max(busiest, static_cast<std::int64_t>(rank.size()));
     }
   }
-  switch (*rc::gen::inRange(0, 4)) {
+  switch (*GenCase(4)) {
     case 0:
       options.max_num_seqs = *rc::gen::inRange<std::int64_t>(1, busiest + 2);
       return absl::StrCat("max_num_seqs ", *options.max_num_seqs);
@@ -282,7 +283,7 @@ rc::Gen<DamagedSchedule> GenDamagedSchedule(const std::vector<Sample>& samples,
         {{1, rc::gen::just(0)}, {15, rc::gen::inRange(1, 5)}});
     for (int i = 0; i < count; ++i) {
       auto& microbatches = damaged.schedule.microbatches;
-      const int kind = *rc::gen::inRange(0, 8);
+      const int kind = *GenCase(8);
       if (kind == 0 || microbatches.empty()) {
         if (microbatches.empty()) {
           damaged.damages.push_back("no microbatch to damage");
