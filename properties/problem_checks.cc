@@ -528,6 +528,9 @@ absl::Status CheckQualityReadsSchedule(const DynamicCpProblem& problem,
     if (next_rank != g) {
       return Fail(absl::StrCat("microbatch ", m, ": its runs cover ", next_rank, " of ", g, " ranks"));
     }
+    if (load.width() != g) {
+      return Fail(absl::StrCat("microbatch ", m, ": width() is ", load.width(), ", not G = ", g));
+    }
     const std::vector<double> rank_work = RankWork(load);
     const auto [least, most] = std::minmax_element(rank_work.begin(), rank_work.end());
     if (load.max_work != *most || load.min_work != *least) {

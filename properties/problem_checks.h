@@ -97,8 +97,8 @@ absl::Status CheckLegacyRefusesSequenceCap(const DynamicCpProblem& problem);
 absl::Status CheckLegacyKeepsInvariants(const DynamicCpProblem& problem);
 
 // MeasureQuality (core/quality.h) reads `schedule`, a valid schedule of
-// `problem`, as built: every microbatch G ranks wide and split into runs
-// that cover them, each run the ids its member ranks hold, with the work and
+// `problem`, as built: every microbatch G ranks wide (its width() too) and
+// split into runs that cover them, each run the ids its member ranks hold, with the work and
 // tokens per rank counted afresh from the rank lists; the busiest and idlest
 // rank among them, and SumOverRanks equal to the ranks' sums, bit for bit;
 // the batch's token total and length range; the microbatch lower bound
