@@ -135,9 +135,9 @@ RC_GTEST_PROP(CheckerProperties, WorkAtTheCapIsNoViolationAndOneMoreIs, ()) {
   const std::int64_t over = *GenCase(3) - 1;
   std::vector<Sample> samples = {Sample{0, tallest}};
   for (std::int64_t rest = cap - tallest * tallest + over; rest > 0;) {
+    // Any square that fits will do; the largest keeps the list short.
     std::int64_t len = std::min(tallest, static_cast<std::int64_t>(std::sqrt(rest)));
     while (len * len > rest) --len;
-    while (len < tallest && (len + 1) * (len + 1) <= rest) ++len;
     samples.push_back(Sample{static_cast<SampleId>(samples.size()), len});
     rest -= len * len;
   }
