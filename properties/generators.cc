@@ -552,64 +552,83 @@ rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem() {
   return rc::gen::apply(BreakDpBalanced, GenDpBalancedProblem(), GenCase(kDpBalancedBreakages));
 }
 
+namespace {
+
+// One microbatch per plan of `run_plans`: its run sizes, sorted largest first, each run
+// holding 2 fresh ids; then an optional defect: 1 grows the runs of the
+// last microbatch (smallest first), the one alignment splits first, so an
+// input whose CP group sizes increase reaches the run-size check; 2
+// empties its last rank; 3 gives it one rank too many. With
+// `split` 1 every run of 2 ranks or more, with 2 every second one, is two
+// groups that share the run's first id and differ in the second, so a run
+// spans groups. With `split` 3 every run of 3 ranks or more is three groups
+// whose outer two hold the same list, and the width is twice the first
+// microbatch's largest run: that run is then a half of its own when the
+// microbatch is split, widening repeats it, which puts two equal lists side
+// by side, and they must become one group.
+Schedule HandMadeSchedule(int width, const std::vector<std::vector<int>>& run_plans,
+                          int defect, int split) {
+  const std::vector<int>& first_plan = run_plans.front();
+  if (split == 3 && !first_plan.empty()) {
+    const int largest = *std::max_element(first_plan.begin(), first_plan.end());
+    if (largest >= 3) width = 2 * largest;
+  }
+  Schedule schedule;
+  SampleId next_id = 0;
+  int runs_seen = 0;
+  for (std::size_t m = 0; m < run_plans.size(); ++m) {
+    std::vector<int> sizes = run_plans[m];
+    std::sort(sizes.rbegin(), sizes.rend());
+    if (defect == 1 && m + 1 == run_plans.size()) std::reverse(sizes.begin(), sizes.end());
+    Microbatch microbatch;
+    for (const int planned : sizes) {
+      const int room = width - static_cast<int>(microbatch.rank_ids.size());
+      if (room <= 0) break;
+      const int size = std::min(planned, room);
+      const bool split_here =
+          size >= 2 && (split == 1 || (split == 2 && ++runs_seen % 2 == 0));
+      const bool bracket_here = split == 3 && size >= 3;
+      const std::vector<SampleId> ids = {next_id, next_id + 1};
+      const std::vector<SampleId> other_ids = {next_id, next_id + 2};
+      next_id += split_here || bracket_here ? 3 : 2;
+      for (int r = 0; r < size; ++r) {
+        const bool other = (split_here && r >= size / 2) ||
+                           (bracket_here && r >= size / 3 && r < size - size / 3);
+        microbatch.rank_ids.push_back(other ? other_ids : ids);
+      }
+    }
+    while (static_cast<int>(microbatch.rank_ids.size()) < width) {
+      microbatch.rank_ids.push_back({next_id++});
+    }
+    schedule.microbatches.push_back(std::move(microbatch));
+  }
+  if (defect == 2) schedule.microbatches.back().rank_ids.back().clear();
+  if (defect == 3) schedule.microbatches.back().rank_ids.push_back({next_id});
+  return schedule;
+}
+
+}  // namespace
+
 rc::Gen<Schedule> GenHandMadeSchedule() {
-  // Each microbatch: a list of run sizes, sorted largest first, each run
-  // holding 2 fresh ids; then an optional defect: 1 grows the runs of the
-  // last microbatch (smallest first), the one alignment splits first, so an
-  // input whose CP group sizes increase reaches the run-size check; 2
-  // empties its last rank; 3 gives it one rank too many. With
-  // `split` 1 every run of 2 ranks or more, with 2 every second one, is two
-  // groups that share the run's first id and differ in the second, so a run
-  // spans groups. With `split` 3 every run of 3 ranks or more is three groups
-  // whose outer two hold the same list, and the width is twice the first
-  // microbatch's largest run: that run is then a half of its own when the
-  // microbatch is split, widening repeats it, which puts two equal lists side
-  // by side, and they must become one group.
   return rc::gen::apply(
-      [](int width, const std::vector<std::vector<int>>& run_plans, int defect, int split) {
-        const std::vector<int>& first_plan = run_plans.front();
-        if (split == 3 && !first_plan.empty()) {
-          const int largest = *std::max_element(first_plan.begin(), first_plan.end());
-          if (largest >= 3) width = 2 * largest;
-        }
-        Schedule schedule;
-        SampleId next_id = 0;
-        int runs_seen = 0;
-        for (std::size_t m = 0; m < run_plans.size(); ++m) {
-          std::vector<int> sizes = run_plans[m];
-          std::sort(sizes.rbegin(), sizes.rend());
-          if (defect == 1 && m + 1 == run_plans.size()) std::reverse(sizes.begin(), sizes.end());
-          Microbatch microbatch;
-          for (const int planned : sizes) {
-            const int room = width - static_cast<int>(microbatch.rank_ids.size());
-            if (room <= 0) break;
-            const int size = std::min(planned, room);
-            const bool split_here =
-                size >= 2 && (split == 1 || (split == 2 && ++runs_seen % 2 == 0));
-            const bool bracket_here = split == 3 && size >= 3;
-            const std::vector<SampleId> ids = {next_id, next_id + 1};
-            const std::vector<SampleId> other_ids = {next_id, next_id + 2};
-            next_id += split_here || bracket_here ? 3 : 2;
-            for (int r = 0; r < size; ++r) {
-              const bool other = (split_here && r >= size / 2) ||
-                                 (bracket_here && r >= size / 3 && r < size - size / 3);
-              microbatch.rank_ids.push_back(other ? other_ids : ids);
-            }
-          }
-          while (static_cast<int>(microbatch.rank_ids.size()) < width) {
-            microbatch.rank_ids.push_back({next_id++});
-          }
-          schedule.microbatches.push_back(std::move(microbatch));
-        }
-        if (defect == 2) schedule.microbatches.back().rank_ids.back().clear();
-        if (defect == 3) schedule.microbatches.back().rank_ids.push_back({next_id});
-        return schedule;
-      },
+      HandMadeSchedule,
       rc::gen::inRange(1, 17),
       rc::gen::nonEmpty(rc::gen::container<std::vector<std::vector<int>>>(
           rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 9)))),
       rc::gen::weightedElement<int>({{12, 0}, {1, 1}, {1, 2}, {1, 3}}),
       rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}, {2, 3}}));
+}
+
+rc::Gen<Schedule> GenMicrobatchOfFewRuns() {
+  return rc::gen::apply(
+      [](int width, const std::vector<int>& sizes) {
+        return HandMadeSchedule(width, {sizes}, /*defect=*/0, /*split=*/0);
+      },
+      rc::gen::map(GenCase(15), [](int k) { return 2 + k; }),
+      rc::gen::mapcat(GenCase(5), [](int runs) {
+        return rc::gen::container<std::vector<int>>(
+            static_cast<std::size_t>(runs), rc::gen::map(GenCase(8), [](int k) { return 1 + k; }));
+      }));
 }
 
 }  // namespace properties

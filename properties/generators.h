@@ -102,6 +102,12 @@ rc::Gen<DpBalancedProblem> GenInvalidDpBalancedProblem();
 // share the run's first id, for VPP alignment.
 rc::Gen<Schedule> GenHandMadeSchedule();
 
+// One well-formed hand-made microbatch of 2 to 16 ranks: up to four runs of
+// 1 to 8 ranks, largest first, then single ranks up to the width. Drawn
+// evenly (GenCase) at every size: a few large runs followed by single ranks
+// are the shapes whose halves VPP alignment widens into growing runs.
+rc::Gen<Schedule> GenMicrobatchOfFewRuns();
+
 }  // namespace properties
 
 void showValue(const properties::DpBalancedProblem& problem, std::ostream& os);

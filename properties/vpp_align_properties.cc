@@ -1,15 +1,10 @@
 // Properties of VPP alignment (core/vpp_align.h): the core against the
 // reference oracle, on schedules the scheduler built and on hand-made ones.
 
-#include <algorithm>
-#include <cstddef>
 #include <cstdint>
-#include <utility>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/packing_aware.h"
-#include "core/types.h"
 #include "properties/generators.h"
 #include "properties/problem_checks.h"
 #include "properties/rc_status.h"
@@ -30,35 +25,6 @@ RC_GTEST_PROP(VppAlignProperties, MatchesTheOracleOnScheduledBatches, ()) {
 RC_GTEST_PROP(VppAlignProperties, MatchesTheOracleOnHandMadeSchedules, ()) {
   const Schedule schedule = *GenHandMadeSchedule();
   RC_ASSERT_OK(CheckAlignmentMatchesOracle(schedule, *rc::gen::inRange<std::int64_t>(0, 6)));
-}
-
-// One canonical microbatch of 2 to 16 ranks: up to four runs of 1 to 8
-// ranks, largest first, then single ranks up to the width; each run holds a
-// fresh id. Drawn evenly (GenCase) at every size: a few large runs followed
-// by single ranks are the shapes whose halves widen into growing runs.
-rc::Gen<Schedule> GenMicrobatchOfFewRuns() {
-  return rc::gen::apply(
-      [](int width, const std::vector<int>& sizes_drawn) {
-        std::vector<int> sizes = sizes_drawn;
-        std::sort(sizes.rbegin(), sizes.rend());
-        Microbatch microbatch;
-        SampleId next_id = 0;
-        for (const int size : sizes) {
-          for (int r = 0; r < size && static_cast<int>(microbatch.rank_ids.size()) < width; ++r) {
-            microbatch.rank_ids.push_back({next_id});
-          }
-          ++next_id;
-        }
-        while (static_cast<int>(microbatch.rank_ids.size()) < width) {
-          microbatch.rank_ids.push_back({next_id++});
-        }
-        return Schedule{{std::move(microbatch)}};
-      },
-      rc::gen::map(GenCase(15), [](int k) { return 2 + k; }),
-      rc::gen::mapcat(GenCase(5), [](int runs) {
-        return rc::gen::container<std::vector<int>>(
-            static_cast<std::size_t>(runs), rc::gen::map(GenCase(8), [](int k) { return 1 + k; }));
-      }));
 }
 
 // One microbatch and a vpp_group of 3 or more: the microbatch is split, and
