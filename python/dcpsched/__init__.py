@@ -20,19 +20,36 @@ schedule; RuntimeError for an internal error.
 
 `python3 -m dcpsched.conformance --megatron PATH` compares this package with
 the scheduler of a Megatron-LM checkout (dcpsched/conformance/).
+
+Without the extension: the pure-Python modules dcpsched.cost_model,
+dcpsched.cost_profile, dcpsched.calibrate and dcpsched.replay (GPU cost
+profiles, docs/cost_model_python.md) need torch or nothing, not the extension: they must run from a source tree
+(PYTHONPATH=python) on a GPU machine where nothing was compiled. So a
+*missing* extension (ModuleNotFoundError for dcpsched._core, and only that)
+does not fail `import dcpsched`: the extension's names are then resolved
+lazily (PEP 562 __getattr__), and using any of them raises ImportError
+saying the extension is not built. An extension that exists but fails to
+load (a broken build, an ABI mismatch) still fails the import, as before.
 """
 
-from dcpsched._core import (
-    InvalidInputError,
-    UnschedulableError,
-    __version__,
-    align_to_vpp_group,
-    next_group_packing_aware,
-    schedule_dp_balanced,
-    schedule_dynamic_cp,
-    schedule_legacy,
-    verify,
-)
+try:
+    from dcpsched._core import (
+        InvalidInputError,
+        UnschedulableError,
+        __version__,
+        align_to_vpp_group,
+        next_group_packing_aware,
+        schedule_dp_balanced,
+        schedule_dynamic_cp,
+        schedule_legacy,
+        verify,
+    )
+except ModuleNotFoundError as error:
+    if error.name != "dcpsched._core":
+        raise
+    _CORE_MISSING = error
+else:
+    _CORE_MISSING = None
 
 __all__ = [
     "InvalidInputError",
@@ -45,3 +62,14 @@ __all__ = [
     "schedule_legacy",
     "verify",
 ]
+
+
+def __getattr__(name):
+    """Only reached when dcpsched._core is not built: its names fail clearly."""
+    if _CORE_MISSING is not None and name in __all__:
+        raise ImportError(
+            f"dcpsched.{name} needs the compiled extension dcpsched._core, which is "
+            "not built here (build it with CMake or pip, python/README.md); only the "
+            "pure-Python modules (cost_model, cost_profile, calibrate, replay) work "
+            "without it") from _CORE_MISSING
+    raise AttributeError(f"module 'dcpsched' has no attribute {name!r}")
