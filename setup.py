@@ -57,9 +57,11 @@ class CMakeBuildExt(build_ext):
 
 setup(
     version=cmake_project_version(),
-    package_dir={"": "python"},
-    packages=["dcpsched", "dcpsched.conformance"],
-    package_data={"dcpsched": ["py.typed", "*.pyi"]},
+    # The shipped cost profiles, profiles/*.json at the top of the tree, are
+    # the package data dcpsched/profiles/ (dcpsched.cost_profile.load_profile).
+    package_dir={"": "python", "dcpsched.profiles": "profiles"},
+    packages=["dcpsched", "dcpsched.conformance", "dcpsched.profiles"],
+    package_data={"dcpsched": ["py.typed", "*.pyi"], "dcpsched.profiles": ["*.json"]},
     ext_modules=[Extension("dcpsched._core", sources=[])],
     cmdclass={"build_ext": CMakeBuildExt},
     options={"build": {"build_base": str(BUILD_DIR)},
