@@ -97,7 +97,7 @@ class Layer:
                  dtype: torch.dtype, seed: int = 0):
         shape.check()
         self.shape, self.kernels, self.device, self.dtype = shape, kernels, device, dtype
-        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        torch.manual_seed(seed)  # inputs are drawn on the device: no host copies of GiBs
         h, d = shape.hidden, shape.head_dim
         qkv = (shape.q_heads + 2 * shape.kv_heads) * d
         self.norm1 = self._parameter(h, scale=None)
@@ -110,13 +110,12 @@ class Layer:
                         self.w_down]
 
     def _random(self, *size, scale=1.0):
-        values = torch.randn(*size, generator=self.generator) * scale
-        return values.to(device=self.device, dtype=self.dtype)
+        return torch.randn(*size, device=self.device, dtype=self.dtype) * scale
 
     def _parameter(self, *size, scale=0.02):
-        values = torch.ones(*size) if scale is None else torch.randn(
-            *size, generator=self.generator) * scale
-        return values.to(device=self.device, dtype=self.dtype).requires_grad_(True)
+        values = (torch.ones(*size, device=self.device, dtype=self.dtype) if scale is None
+                  else self._random(*size, scale=scale))
+        return values.requires_grad_(True)
 
     def _work(self, forward, inputs: List[torch.Tensor], parameters) -> Work:
         out = forward(*inputs)
