@@ -29,3 +29,20 @@ def golden_cases():
 def same_bits(a, b):
     """True if the floats a and b are the same IEEE double, bit for bit."""
     return struct.pack("<d", a) == struct.pack("<d", b)
+
+
+class SyntheticTimer:
+    """A timer for calibrate and replay (dcpsched.timing's interface) that
+    runs each work once, so the torch code is exercised, and returns a time
+    from a formula of what was run instead of a clock's: `formula(what)`,
+    `what` being the dcpsched.timing.Measurement. `calls` records every
+    Measurement timed, in order."""
+
+    def __init__(self, formula):
+        self.formula = formula
+        self.calls = []
+
+    def time(self, work, what):
+        work()
+        self.calls.append(what)
+        return self.formula(what)
