@@ -71,7 +71,8 @@ def make_profile(raw, graphs, config_key, use_graphs):
         raised += more
     if use_graphs:
         lin = {point: row["graph_s"] for point, row in graphs[config_key].items()}
-        lin_source = f"{GRAPHS} (graph_s: CUDA-graph replay of the non-attention part, a second run on another H200)"
+        lin_source = (f"{GRAPHS} (graph_s: CUDA-graph replay of the non-attention part, "
+                      "a second run on another H200)")
     else:
         lin = raw["lin"][config_key]
         lin_source = f"{MEASUREMENTS} (lin, eager)"

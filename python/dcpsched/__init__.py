@@ -23,8 +23,9 @@ the scheduler of a Megatron-LM checkout (dcpsched/conformance/).
 
 Without the extension: the pure-Python modules dcpsched.cost_model,
 dcpsched.cost_profile, dcpsched.calibrate and dcpsched.replay (GPU cost
-profiles, docs/cost_model_python.md) need torch or nothing, not the extension: they must run from a source tree
-(PYTHONPATH=python) on a GPU machine where nothing was compiled. So a
+profiles, docs/cost_model_python.md) need torch or nothing, not the
+extension: they must run from a source tree (PYTHONPATH=python) on a GPU
+machine where nothing was compiled. So a
 *missing* extension (ModuleNotFoundError for dcpsched._core, and only that)
 does not fail `import dcpsched`: the extension's names are then resolved
 lazily (PEP 562 __getattr__), and using any of them raises ImportError

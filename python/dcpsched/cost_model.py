@@ -44,7 +44,9 @@ import bisect
 import math
 from typing import Any, Dict, Iterable, Sequence, Tuple
 
-from dcpsched.cost_profile import Profile, Table, load_profile  # noqa: F401 (re-exported)
+from dcpsched.cost_profile import Profile, Table, load_profile
+
+__all__ = ["CostModel", "Profile", "interpolate", "load_profile", "validation_figures"]
 
 ATTENTION_GROWTH = 2.0
 NON_ATTENTION_GROWTH = 1.0
