@@ -35,7 +35,7 @@ step() {
   shift 2
   echo "=== $name (limit ${limit} s): $*"
   if command -v timeout >/dev/null; then
-    timeout --signal=INT --kill-after=20 "$limit" "$@" 2>&1 | tee "$OUT/$name.log"
+    timeout --signal=INT --kill-after=15 "$limit" "$@" 2>&1 | tee "$OUT/$name.log"
   else
     "$@" 2>&1 | tee "$OUT/$name.log"
   fi
@@ -70,16 +70,27 @@ if [ ${#schedules[@]} -eq 0 ]; then
   echo "=== replay: no bench/replay/*.json to replay"
   echo "replay exit=skipped (no bench/replay/*.json)" >> "$OUT/steps.txt"
 else
-  # What is left of 6 minutes, shared between the schedules (20..90 s each).
+  # What is left of 6 minutes, shared between the schedules (10..90 s of
+  # replay each, plus start-up and the last microbatch); at most the 16 rank
+  # loads the model prices highest per microbatch; every step ends (killed
+  # if need be) by 6 min 40 s.
   left=$((360 - (SECONDS - started)))
-  each=$((left / ${#schedules[@]}))
+  each=$((left / ${#schedules[@]} - 15))
   [ "$each" -gt 90 ] && each=90
-  [ "$each" -lt 20 ] && each=20
+  [ "$each" -lt 10 ] && each=10
   for schedule in "${schedules[@]}"; do
     name=$(basename "$schedule" .json)
-    step "replay-$name" $((each + 40)) "$PYTHON" -m dcpsched.replay \
-      --cost-profile h200-llama3-8b "$schedule" --max-microbatches 16 \
-      --time-limit "$each" --json "$OUT/replay-$name.json"
+    remaining=$((400 - 15 - (SECONDS - started)))
+    limit=$((each + 30))
+    [ "$limit" -gt "$remaining" ] && limit=$remaining
+    if [ "$limit" -lt 30 ]; then
+      echo "=== replay-$name: skipped, out of time"
+      echo "replay-$name exit=skipped (out of time)" >> "$OUT/steps.txt"
+      continue
+    fi
+    step "replay-$name" "$limit" "$PYTHON" -m dcpsched.replay \
+      --cost-profile h200-llama3-8b "$schedule" --max-microbatches 16 --ranks 16 \
+      --time-limit $((limit - 25)) --json "$OUT/replay-$name.json"
   done
 fi
 

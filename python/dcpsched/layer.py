@@ -160,7 +160,7 @@ class Layer:
         tokens = qkv.shape[0]
         q, k, v = qkv.split([s.q_heads * s.head_dim, s.kv_heads * s.head_dim,
                              s.kv_heads * s.head_dim], dim=-1)
-        q = q.reshape(tokens, s.q_heads, s.head_dim)
+        q = q.reshape(tokens, s.q_heads, s.head_dim).contiguous()  # a column slice of qkv
         groups = s.q_heads // s.kv_heads
         k = k.reshape(tokens, s.kv_heads, s.head_dim).repeat_interleave(groups, dim=1)
         v = v.reshape(tokens, s.kv_heads, s.head_dim).repeat_interleave(groups, dim=1)
