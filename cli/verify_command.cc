@@ -16,11 +16,12 @@
 namespace dcpsched {
 namespace {
 
-// The invariants the checker judged: 10 only under a cap.
+// The invariants the checker judged: 10 only under a cap; 11 is the
+// runtime's CP groups.
 std::string HeldInvariants(const DynamicCpOptions& options) {
-  if (!options.max_num_seqs.has_value()) return "invariants 1-6 and 8";
-  return absl::StrCat("invariants 1-6, 8 and 10 (max_num_seqs ",
-                      *options.max_num_seqs, ")");
+  if (!options.max_num_seqs.has_value()) return "invariants 1-6, 8 and 11";
+  return absl::StrCat("invariants 1-6, 8, 10 (max_num_seqs ",
+                      *options.max_num_seqs, ") and 11");
 }
 
 }  // namespace

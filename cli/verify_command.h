@@ -6,7 +6,8 @@
 // "dcpsched.schedule.v1" or as the JSON `dcpsched schedule --format json`
 // writes, per rank or compact. Every violation the schedule checker finds,
 // on the compact form, in time linear in its size (core/checker.h:
-// invariants 1-6 and 8; 7 and 9 concern how a schedule is built) is printed
+// invariants 1-6, 8, 10 under a cap, and 11, the CP groups Megatron-LM's
+// runtime has; 7 and 9 concern how a schedule is built) is printed
 // on stdout, one per line, lowest invariant first:
 //   invariant 2 (each sample once): 1 input sample(s) in no microbatch: ids 7
 // A schedule with none prints one line starting "ok:".

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "core/compact_schedule.h"
 #include "core/cost_model.h"
+#include "core/runtime_groups.h"
 #include "core/validate.h"
 
 namespace dcpsched {
@@ -112,6 +114,69 @@ class ScheduleChecker {
     CheckCpSizes(m, placed_here);
     CheckRankLoads(m, microbatch, placed_here);
     CheckSequenceCap(m, microbatch);
+    CheckRuntimeGroups(m, microbatch);
+  }
+
+  // Where the known sample at `index` is held in its microbatch, as messages
+  // name it: "ranks 0-7", or "6 ranks within ranks 0-9" when not contiguous.
+  std::string HeldBy(std::size_t index) const {
+    const Placement& placement = placements_[index];
+    const std::int64_t span = placement.last_rank - placement.first_rank + 1;
+    if (span == placement.ranks) return RankRange(placement.first_rank, span);
+    return absl::StrCat(placement.ranks, " ranks within ",
+                        RankRange(placement.first_rank, span));
+  }
+
+  // The index of `id` if it is an input sample placed in microbatch m.
+  std::optional<std::size_t> BelongingIndex(SampleId id, std::int64_t m) const {
+    const auto found = index_of_id_.find(id);
+    if (found == index_of_id_.end()) return std::nullopt;
+    if (placements_[found->second].microbatch != m) return std::nullopt;
+    return found->second;
+  }
+
+  // Invariant 11, once per group: its ranks share their first sample, hence
+  // their CP size c and (when the first rank's is right) their runtime group,
+  // so the first rank speaks for all. A group whose first id does not belong
+  // here is left to invariant 2, and so is every such id.
+  void CheckRuntimeGroups(std::int64_t m, const CompactMicrobatch& microbatch) {
+    for (const CpGroupIds& group : microbatch.groups) {
+      if (group.ids.empty()) continue;
+      const std::optional<std::size_t> first = BelongingIndex(group.ids.front(), m);
+      if (!first.has_value()) continue;
+      const std::int64_t cp = placements_[*first].ranks;
+      const std::optional<RankBlock> runtime_group =
+          RuntimeGroupOf(group.first_rank, cp, options_);
+      if (!runtime_group.has_value()) {
+        Report(Invariant::kRuntimeGroups, m, group.first_rank, {group.ids.front()},
+               group.first_rank >= options_.total_gpus
+                   ? PastTheLastRankMessage(Where(m, group), options_)
+                   : UncreatedGroupMessage(Where(m, group), group.ids.front(),
+                                           HeldBy(*first), cp, options_));
+        continue;
+      }
+      std::vector<SampleId> elsewhere;
+      for (const SampleId id : group.ids) {
+        const std::optional<std::size_t> index = BelongingIndex(id, m);
+        if (index.has_value() && !HeldExactlyBy(*index, *runtime_group)) {
+          elsewhere.push_back(id);
+        }
+      }
+      if (elsewhere.empty()) continue;
+      const std::size_t shown = *BelongingIndex(elsewhere.front(), m);
+      std::string message = MisplacedSampleMessage(
+          Where(m, group), group.ids.front(), cp, *runtime_group,
+          elsewhere.front(), HeldBy(shown));
+      if (elsewhere.size() > 1) absl::StrAppend(&message, " (ids ", IdList(elsewhere), ")");
+      Report(Invariant::kRuntimeGroups, m, group.first_rank, std::move(elsewhere),
+             std::move(message));
+    }
+  }
+
+  bool HeldExactlyBy(std::size_t index, const RankBlock& block) const {
+    const Placement& placement = placements_[index];
+    return placement.first_rank == block.first_rank && placement.ranks == block.size &&
+           placement.last_rank == block.first_rank + block.size - 1;
   }
 
   // Invariant 10: under max_num_seqs, no rank holds more samples than that,
@@ -296,6 +361,8 @@ const char* InvariantName(Invariant invariant) {
       return "VPP multiple";
     case Invariant::kSequenceCap:
       return "sequence cap";
+    case Invariant::kRuntimeGroups:
+      return "runtime groups";
   }
   return "unknown invariant";
 }

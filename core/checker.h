@@ -25,6 +25,8 @@ namespace dcpsched {
 // (empty ranks form a tail before the fill step) and 9 (determinism) concern
 // how a schedule is built, not the schedule itself, and are checked by the
 // test suite instead. Invariant 10 applies when options.max_num_seqs is set.
+// Invariant 11 is Megatron-LM's runtime's: every rank's CP group is one it
+// created at start-up (runtime_groups.h).
 enum class Invariant {
   kNoEmptyRank = 1,          // groups tile [0, G), none empty
   kEachSampleOnce = 2,       // every id once, one contiguous run, no strangers
@@ -34,6 +36,7 @@ enum class Invariant {
   kMinimumCp = 6,            // CP size >= cp_min(len) and >= min_cp_size
   kVppMultiple = 8,          // microbatch count a multiple of vpp_group
   kSequenceCap = 10,         // per-rank sample count <= max_num_seqs
+  kRuntimeGroups = 11,       // each rank's CP group is one the runtime has
 };
 
 // One broken invariant, located. microbatch and rank are -1 where they do

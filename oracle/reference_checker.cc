@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -94,6 +95,38 @@ class ReferenceChecker {
       }
     }
     CheckRankLoads(m, ranks, cp_of);
+    CheckRuntimeGroups(m, ranks);
+  }
+
+  // Invariant 11, rank by rank: the rank's first sample (when it belongs
+  // here) is held by c ranks; the runtime hands the rank its group of size
+  // c, and every sample on the rank that belongs here must be held by
+  // exactly that group's ranks. A CP group is reported once, at its first
+  // rank, with what its first breaking rank shows.
+  void CheckRuntimeGroups(std::int64_t m, const RankIds& ranks) {
+    const std::map<SampleId, std::vector<std::int64_t>> ranks_of = RanksOfSamples(m, ranks);
+    std::int64_t group_start = 0;
+    std::int64_t reported_group = -1;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (OpensGroup(ranks, r)) group_start = static_cast<std::int64_t>(r);
+      if (ranks[r].empty() || !BelongsTo(ranks[r].front(), m)) continue;
+      if (reported_group == group_start) continue;
+      const SampleId first = ranks[r].front();
+      const auto cp = static_cast<std::int64_t>(ranks_of.at(first).size());
+      const std::optional<std::vector<std::int64_t>> group = RuntimeGroupRanks(
+          static_cast<std::int64_t>(r), cp, options_.total_gpus, options_.min_cp_size);
+      std::vector<SampleId> broken;
+      if (!group.has_value()) {
+        broken.push_back(first);
+      } else {
+        for (const SampleId id : ranks[r]) {
+          if (BelongsTo(id, m) && ranks_of.at(id) != *group) broken.push_back(id);
+        }
+      }
+      if (broken.empty()) continue;
+      Find(11, m, group_start, std::move(broken));
+      reported_group = group_start;
+    }
   }
 
   // Invariants 1 and 2 within the lists of one microbatch: an empty CP

@@ -31,7 +31,7 @@
 
 namespace dcpsched::oracle {
 
-// One broken invariant: its number in the specification (1-6, 8, 10), the
+// One broken invariant: its number in the specification (1-6, 8, 10, 11), the
 // microbatch and rank it is located at (-1 where neither applies) and the
 // ids involved, in the order the specification's reading meets them.
 struct ReferenceFinding {

@@ -119,4 +119,37 @@ absl::Status ValidateDynamicCpProblem(absl::Span<const Sample> samples,
   return ValidateUniqueIds(samples);
 }
 
+std::vector<std::int64_t> RuntimeCreatedSizes(std::int64_t total_gpus,
+                                              std::int64_t min_cp_size) {
+  std::int64_t log2_total = 0;  // int(log2(G)) for G >= 1
+  while ((std::int64_t{2} << log2_total) <= total_gpus) ++log2_total;
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t i = 0; i < log2_total; ++i) {
+    const std::int64_t size = std::int64_t{1} << i;
+    if (size >= min_cp_size) sizes.push_back(size);
+  }
+  return sizes;
+}
+
+std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
+                                                           std::int64_t cp_size,
+                                                           std::int64_t total_gpus,
+                                                           std::int64_t min_cp_size) {
+  const auto ranks_from = [](std::int64_t first, std::int64_t end) {
+    std::vector<std::int64_t> ranks;
+    for (std::int64_t r = first; r < end; ++r) ranks.push_back(r);
+    return ranks;
+  };
+  if (cp_size == total_gpus) return ranks_from(0, total_gpus);
+  const std::vector<std::int64_t> created = RuntimeCreatedSizes(total_gpus, min_cp_size);
+  if (std::find(created.begin(), created.end(), cp_size) == created.end()) {
+    return std::nullopt;
+  }
+  for (std::int64_t i = 0; i < total_gpus; i += cp_size) {
+    const std::int64_t end = std::min(i + cp_size, total_gpus);
+    if (i <= rank && rank < end) return ranks_from(i, end);
+  }
+  return std::nullopt;
+}
+
 }  // namespace dcpsched::oracle

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -42,6 +43,22 @@ double TokensPerRank(std::int64_t len, std::int64_t cp_size);
 // The per-rank work cap of a microbatch whose longest sample is `tallest`,
 // evaluated left to right like upstream: (tall * mslpr) * (1.0 + 0.05).
 double WorkCap(std::int64_t tallest, std::int64_t mslpr);
+
+// The CP group sizes Megatron-LM's runtime creates at start-up for G ranks
+// (create_dynamic_dp_cp_groups): 2^i for i in range(int(log2(G))) with
+// 2^i >= min_cp_size, in increasing order. The whole group of G ranks exists
+// besides them.
+std::vector<std::int64_t> RuntimeCreatedSizes(std::int64_t total_gpus,
+                                              std::int64_t min_cp_size);
+
+// The ranks of the group the runtime hands `rank` for CP size `cp_size`
+// (get_dynamic_data_context_parallel_groups): all G ranks when cp_size is G;
+// else, when cp_size was created, the one of the blocks ranks[i : i + cp_size]
+// (i = 0, cp_size, 2 * cp_size, ... below G) that holds `rank`; else nothing.
+std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
+                                                           std::int64_t cp_size,
+                                                           std::int64_t total_gpus,
+                                                           std::int64_t min_cp_size);
 
 // InvalidArgument with the reason when a limit of the specification's
 // "Valid input" is broken.

@@ -67,14 +67,16 @@ TEST(CheckScheduleTest, ReportsAMicrobatchOfTheWrongWidth) {
 
 TEST(CheckScheduleTest, ReportsAMicrobatchWiderThanG) {
   // Five rank lists on G = 4: the width is wrong, and the sample's CP size 5
-  // is neither a power of two nor G.
+  // is neither a power of two nor G, nor a size the runtime has.
   const std::vector<Violation> violations = FindViolations(
       {{1, 10}}, MakeSchedule({{{1}, {1}, {1}, {1}, {1}}}), Options(4, 100));
-  ASSERT_EQ(violations.size(), 2u);
+  ASSERT_EQ(violations.size(), 3u);
   EXPECT_EQ(violations[0].invariant, Invariant::kNoEmptyRank);
   EXPECT_THAT(violations[0].message, HasSubstr("has 5 ranks, expected total_gpus=4"));
   EXPECT_EQ(violations[1].invariant, Invariant::kPowerOfTwoCp);
   EXPECT_THAT(violations[1].message, HasSubstr("has CP size 5"));
+  EXPECT_EQ(violations[2].invariant, Invariant::kRuntimeGroups);
+  EXPECT_THAT(violations[2].message, HasSubstr("on a CP group of size 5 (ranks 0-4)"));
 }
 
 TEST(CheckScheduleTest, ReportsARemovedSample) {
@@ -113,10 +115,22 @@ TEST(CheckScheduleTest, ReportsASampleMovedOffItsRun) {
 // A sample may span neighbouring groups that hold different lists: ranks 0-1
 // hold {5}, ranks 2 and 3 hold 5 with another sample each. Its run is
 // ranks 0-3, contiguous, and CP size 4.
+// One contiguous run for invariant 2, but samples 6 and 7 share ranks with a
+// sample on all four: the runtime splits them over all four ranks too
+// (invariant 11, nested groups), once per group.
 TEST(CheckScheduleTest, ASampleAcrossNeighbouringGroupsIsOneContiguousRun) {
   const std::vector<Sample> samples = {{5, 396}, {6, 1}, {7, 1}};
   const Schedule schedule = MakeSchedule({{{5}, {5}, {5, 6}, {5, 7}}});
-  EXPECT_THAT(FindViolations(samples, schedule, Options(4, 100)), IsEmpty());
+  const std::vector<Violation> violations = FindViolations(samples, schedule, Options(4, 100));
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_EQ(violations[0].invariant, Invariant::kRuntimeGroups);
+  EXPECT_EQ(violations[0].rank, 2);
+  EXPECT_THAT(violations[0].ids, ElementsAre(6));
+  EXPECT_THAT(violations[0].message,
+              HasSubstr("microbatch 0 rank 2 gets the runtime's CP group of size 4 (ranks 0-3, "
+                        "from its first sample 5), but sample 6 is held by rank 2"));
+  EXPECT_EQ(violations[1].rank, 3);
+  EXPECT_THAT(violations[1].ids, ElementsAre(7));
 }
 
 // Twice in the list of the second group it spans: reported as twice on that
@@ -151,10 +165,14 @@ TEST(CheckScheduleTest, ReportsAnUnknownId) {
 
 TEST(CheckScheduleTest, ReportsACpSizeThatIsNotAPowerOfTwo) {
   const std::vector<Sample> samples = {{1, 30}, {2, 10}};
-  const Violation violation =
-      OnlyViolation(samples, MakeSchedule({{{1}, {1}, {1}, {2}}}), Options(4, 100));
-  EXPECT_EQ(violation.invariant, Invariant::kPowerOfTwoCp);
-  EXPECT_THAT(violation.message, HasSubstr("sample 1 in microbatch 0 has CP size 3"));
+  const std::vector<Violation> violations =
+      FindViolations(samples, MakeSchedule({{{1}, {1}, {1}, {2}}}), Options(4, 100));
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_EQ(violations[0].invariant, Invariant::kPowerOfTwoCp);
+  EXPECT_THAT(violations[0].message, HasSubstr("sample 1 in microbatch 0 has CP size 3"));
+  // Nor does the runtime have a group of 3 ranks at G = 4.
+  EXPECT_EQ(violations[1].invariant, Invariant::kRuntimeGroups);
+  EXPECT_THAT(violations[1].message, HasSubstr("it creates 1, 2 and 4 (all ranks)"));
   // CP size G is allowed even when G is not a power of two.
   EXPECT_THAT(FindViolations(samples, MakeSchedule({{{1, 2}, {1, 2}, {1, 2}}}), Options(3, 100)),
               IsEmpty());
@@ -201,10 +219,15 @@ TEST(CheckScheduleTest, ReportsACpSizeBelowTheMinimum) {
   // min_cp_size raises the minimum even where tokens fit.
   const std::vector<Violation> min_cp = FindViolations(
       {{1, 10}, {2, 10}}, MakeSchedule({{{1}, {2}}}), Options(2, 100, 2));
-  ASSERT_EQ(min_cp.size(), 2u);
+  ASSERT_EQ(min_cp.size(), 4u);
   EXPECT_EQ(min_cp[0].invariant, Invariant::kMinimumCp);
   EXPECT_EQ(min_cp[1].invariant, Invariant::kMinimumCp);
   EXPECT_THAT(min_cp[1].ids, ElementsAre(2));
+  // Nor does the runtime create groups of one rank under min_cp_size 2.
+  EXPECT_EQ(min_cp[2].invariant, Invariant::kRuntimeGroups);
+  EXPECT_THAT(min_cp[2].message,
+              HasSubstr("at total_gpus=2 and min_cp_size=2: it creates only 2 (all ranks)"));
+  EXPECT_EQ(min_cp[3].invariant, Invariant::kRuntimeGroups);
 }
 
 // A compact schedule whose groups are not a compact form is reported once for
@@ -314,6 +337,7 @@ TEST(InvariantNameTest, NamesEachCheckedInvariantAndNoOtherNumber) {
 // so does every golden step result for the samples it placed.
 TEST(CheckScheduleGoldenTest, EveryGoldenScheduleKeepsTheInvariants) {
   std::int64_t checked = 0;
+  std::int64_t unrunnable_cases = 0;
   for (const auto& entry : std::filesystem::directory_iterator(DCPSCHED_GOLDEN_DIR)) {
     if (entry.path().extension() != ".jsonl") continue;
     std::ifstream file(entry.path());
@@ -343,12 +367,28 @@ TEST(CheckScheduleGoldenTest, EveryGoldenScheduleKeepsTheInvariants) {
       } else {
         schedule = *golden->expect_schedule;
       }
-      EXPECT_TRUE(CheckSchedule(placed, schedule, options).ok())
-          << golden->name << ": " << CheckSchedule(placed, schedule, options);
+      // An upstream step is a building block, not a schedule the runtime runs,
+      // and an unrunnable schedule case is upstream's schedule that breaks
+      // invariant 11: in both, every other invariant holds.
+      const bool unrunnable = ExpectsUnrunnableSchedule(*golden);
+      const bool runtime_groups_may_break = golden->expect_step.has_value() || unrunnable;
+      bool breaks_runtime_groups = false;
+      for (const Violation& violation : FindViolations(placed, schedule, options)) {
+        if (violation.invariant == Invariant::kRuntimeGroups) breaks_runtime_groups = true;
+        if (runtime_groups_may_break && violation.invariant == Invariant::kRuntimeGroups) {
+          continue;
+        }
+        ADD_FAILURE() << golden->name << ": invariant " << static_cast<int>(violation.invariant)
+                      << ": " << violation.message;
+      }
+      EXPECT_EQ(breaks_runtime_groups && !golden->expect_step.has_value(), unrunnable)
+          << golden->name;
+      unrunnable_cases += unrunnable ? 1 : 0;
       ++checked;
     }
   }
   EXPECT_GT(checked, 800);
+  EXPECT_GT(unrunnable_cases, 0);
 }
 
 // The checker sees a damaged golden schedule: one id removed, duplicated or

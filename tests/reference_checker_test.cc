@@ -35,11 +35,34 @@ TEST(ReferenceCheckerTest, AValidScheduleHasNoFinding) {
 }
 
 TEST(ReferenceCheckerTest, ASampleAcrossNeighbouringGroupsIsOneRun) {
-  // Sample 1 spans the groups of ranks 0-1 and 2-3: one contiguous run of 4.
+  // Sample 1 spans the groups of ranks 0-1 and 2-3: one contiguous run of 4,
+  // so invariant 2 holds. But ranks 0-1 take the runtime's group of sample 1,
+  // all four ranks, and sample 2 is only on two of them (invariant 11).
   const std::vector<Sample> samples = {{1, 200}, {2, 100}};
   EXPECT_THAT(ReferenceFindViolations(samples, OneMicrobatch({{1, 2}, {1, 2}, {1}, {1}}),
                                       Options(4, 100)),
-              IsEmpty());
+              ElementsAre(Finding(11, 0, 0, {2})));
+}
+
+TEST(ReferenceCheckerTest, RuntimeGroupsAreCreatedAlignedAndNotNested) {
+  // G = 12 creates 1, 2, 4 and 12: a group of 8 is refused at its first rank.
+  const std::vector<Sample> twelve = {{0, 8}, {1, 1}, {2, 1}, {3, 1}, {4, 1}};
+  EXPECT_THAT(
+      ReferenceFindViolations(
+          twelve, OneMicrobatch({{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {1}, {2}, {3}, {4}}),
+          Options(12, 100)),
+      ElementsAre(Finding(11, 0, 0, {0})));
+  // A group of 4 on ranks 2-5 of 8 is not the runtime's block 0-3 or 4-7.
+  const std::vector<Sample> eight = {{0, 1}, {1, 1}, {2, 4}, {3, 1}, {4, 1}};
+  EXPECT_THAT(ReferenceFindViolations(eight,
+                                      OneMicrobatch({{0}, {1}, {2}, {2}, {2}, {2}, {3}, {4}}),
+                                      Options(8, 100)),
+              ElementsAre(Finding(11, 0, 2, {2})));
+  // Nested at G = 4: both groups are wrong, each from its own first sample.
+  const std::vector<Sample> nested = {{0, 1}, {1, 1}, {2, 1}};
+  EXPECT_THAT(ReferenceFindViolations(nested, OneMicrobatch({{0, 1}, {0, 1}, {1, 2}, {1, 2}}),
+                                      Options(4, 100)),
+              ElementsAre(Finding(11, 0, 0, {1}), Finding(11, 0, 2, {2})));
 }
 
 TEST(ReferenceCheckerTest, OverTheTokenBudgetAloneIsInvariantFour) {
@@ -68,7 +91,9 @@ TEST(ReferenceCheckerTest, EachReadingRuleOfInvariantTwo) {
   const Schedule schedule{{Microbatch{{{1, 9}, {2, 2}, {1}, {2}}}, Microbatch{{{1}, {1}, {1}, {1}}}}};
   EXPECT_THAT(ReferenceFindViolations(samples, schedule, Options(4, 100)),
               ElementsAre(Finding(2, -1, -1, {3}), Finding(2, 0, 0, {9}), Finding(2, 0, 1, {2}),
-                          Finding(2, 0, 2, {1}), Finding(2, 0, 3, {2}), Finding(2, 1, 0, {1})));
+                          Finding(2, 0, 2, {1}), Finding(2, 0, 3, {2}), Finding(2, 1, 0, {1}),
+                          Finding(11, 0, 0, {1}), Finding(11, 0, 1, {2, 2}),
+                          Finding(11, 0, 2, {1}), Finding(11, 0, 3, {2})));
 }
 
 TEST(ReferenceCheckerTest, CpSizesWidthEmptyRanksVppAndTheSequenceCap) {
@@ -84,7 +109,8 @@ TEST(ReferenceCheckerTest, CpSizesWidthEmptyRanksVppAndTheSequenceCap) {
       ReferenceFindViolations(samples, schedule, options),
       ElementsAre(Finding(1, 1, -1, {}), Finding(1, 1, 1, {}), Finding(2, 1, 2, {3}),
                   Finding(2, 1, 2, {4}), Finding(3, 0, 0, {1}), Finding(8, -1, -1, {}),
-                  Finding(10, 1, 0, {3, 4}), Finding(10, 1, 2, {3, 4})));
+                  Finding(10, 1, 0, {3, 4}), Finding(10, 1, 2, {3, 4}), Finding(11, 0, 0, {1}),
+                  Finding(11, 1, 0, {3, 4}), Finding(11, 1, 2, {3, 4})));
 }
 
 TEST(ReferenceCheckerTest, ShortOfItsMinimumCpIsInvariantSix) {
@@ -93,10 +119,12 @@ TEST(ReferenceCheckerTest, ShortOfItsMinimumCpIsInvariantSix) {
   DynamicCpOptions options = Options(4, 100);
   EXPECT_THAT(ReferenceFindViolations(samples, OneMicrobatch({{1}, {2}, {2}, {2}}), options),
               ElementsAre(Finding(3, 0, 1, {2}), Finding(4, 0, 0, {1}), Finding(5, 0, 0, {1}),
-                          Finding(6, 0, 0, {1})));
+                          Finding(6, 0, 0, {1}), Finding(11, 0, 1, {2})));
   options.min_cp_size = 4;
+  // Groups of 2 are not created under min_cp_size 4, and ranks 2-3 take the
+  // whole group of sample 2, which all four hold: only ranks 0-1 break.
   EXPECT_THAT(ReferenceFindViolations(samples, OneMicrobatch({{1, 2}, {1, 2}, {2}, {2}}), options),
-              ElementsAre(Finding(6, 0, 0, {1})));
+              ElementsAre(Finding(6, 0, 0, {1}), Finding(11, 0, 0, {1})));
 }
 
 TEST(ReferenceCheckerTest, AnInvalidProblemHasNoFinding) {
