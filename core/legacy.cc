@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/group_layout.h"
+#include "core/runtime_groups.h"
 #include "core/schedule_loop.h"
 #include "core/validate.h"
 
@@ -233,7 +234,7 @@ class LegacyStepBuilder {
 
 }  // namespace
 
-absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
+absl::StatusOr<CompactSchedule> ScheduleLegacyAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   if (absl::Status status = ValidateDynamicCpProblem(samples, options);
       !status.ok()) {
@@ -250,6 +251,17 @@ absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
                          [&options](const std::vector<Sample>& remaining) {
                            return LegacyStepBuilder(remaining, options).Build();
                          });
+}
+
+absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  absl::StatusOr<CompactSchedule> schedule = ScheduleLegacyAsUpstream(samples, options);
+  if (!schedule.ok()) return schedule;
+  if (absl::Status status = CheckSchedulerOutputRunnable(*schedule, options, "legacy");
+      !status.ok()) {
+    return status;
+  }
+  return schedule;
 }
 
 absl::StatusOr<Schedule> ScheduleLegacy(absl::Span<const Sample> samples,

@@ -22,8 +22,15 @@ namespace dcpsched {
 // input outside the limits or with options.max_num_seqs set (the legacy
 // scheduler has no cap); FailedPrecondition where upstream fails (no
 // group to widen, a widened group running past rank G-1, alignment
-// impossible).
+// impossible) or returns a schedule Megatron-LM's runtime cannot run
+// (invariant 11, runtime_groups.h).
 absl::StatusOr<CompactSchedule> ScheduleLegacyCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The schedule exactly as upstream returns it, runnable or not:
+// ScheduleLegacyCompact without its invariant-11 refusal, for comparing with
+// upstream (golden vectors, conformance).
+absl::StatusOr<CompactSchedule> ScheduleLegacyAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
 // The same schedule in per-rank form: ExpandSchedule of the compact one.

@@ -14,6 +14,7 @@
 #include "core/cost_model.h"
 #include "core/group_fit_index.h"
 #include "core/remaining_samples.h"
+#include "core/runtime_groups.h"
 #include "core/validate.h"
 #include "core/vpp_align.h"
 
@@ -443,7 +444,7 @@ absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
   return OneStep(samples, options, /*fill=*/false);
 }
 
-absl::StatusOr<CompactSchedule> ScheduleDynamicCpCompact(
+absl::StatusOr<CompactSchedule> ScheduleDynamicCpAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   if (absl::Status status = ValidateDynamicCpProblem(samples, options);
       !status.ok()) {
@@ -459,6 +460,18 @@ absl::StatusOr<CompactSchedule> ScheduleDynamicCpCompact(
   }
   if (options.vpp_group.has_value() && *options.vpp_group > 1) {
     return AlignToVppGroup(std::move(schedule), *options.vpp_group);
+  }
+  return schedule;
+}
+
+absl::StatusOr<CompactSchedule> ScheduleDynamicCpCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  absl::StatusOr<CompactSchedule> schedule = ScheduleDynamicCpAsUpstream(samples, options);
+  if (!schedule.ok()) return schedule;
+  if (absl::Status status =
+          CheckSchedulerOutputRunnable(*schedule, options, "packing-aware");
+      !status.ok()) {
+    return status;
   }
   return schedule;
 }

@@ -38,11 +38,20 @@ absl::StatusOr<PackedMicrobatch> PackingAwarePlacement(
 
 // Schedules a whole global batch: microbatches are built until every sample
 // is placed, then aligned to options.vpp_group when it is > 1
-// (upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples). The
+// (upstream's DefaultDynamicCPScheduler.get_groups_and_subsamples). Where
+// upstream's schedule is one Megatron-LM's runtime cannot run (invariant 11,
+// runtime_groups.h), FailedPrecondition says why instead. The
 // schedule is built as its groups (compact_schedule.h): memory and time are
 // O(samples + groups), whatever G; no group holds the same list as its
 // neighbour, so it equals CompactFromRanks(ScheduleDynamicCp(...)).
 absl::StatusOr<CompactSchedule> ScheduleDynamicCpCompact(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The schedule exactly as upstream returns it, whether or not Megatron-LM's
+// runtime can run it: ScheduleDynamicCpCompact without its invariant-11
+// refusal. For comparing with upstream (golden vectors, conformance), which
+// returns such schedules; a training job wants ScheduleDynamicCpCompact.
+absl::StatusOr<CompactSchedule> ScheduleDynamicCpAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
 // The same schedule in per-rank form: ExpandSchedule of the compact one.

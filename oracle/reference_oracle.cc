@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/types.h"
+#include "oracle/reference_checker.h"
 #include "oracle/reference_definitions.h"
 
 namespace dcpsched::oracle {
@@ -908,6 +909,22 @@ absl::StatusOr<Schedule> ScheduleBySteps(absl::Span<const Sample> samples,
   return schedule;
 }
 
+// Megatron-LM's runtime must be able to run what a scheduler returns: a
+// schedule the reference checker finds breaking invariant 11 is refused.
+absl::StatusOr<Schedule> RefuseUnrunnable(absl::Span<const Sample> samples,
+                                          const DynamicCpOptions& options,
+                                          absl::StatusOr<Schedule> schedule) {
+  if (!schedule.ok()) return schedule;
+  for (const ReferenceFinding& finding : ReferenceFindViolations(samples, *schedule, options)) {
+    if (finding.invariant != 11) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "upstream returns a schedule its runtime cannot run: invariant 11 (runtime "
+        "groups) at microbatch ",
+        finding.microbatch, " rank ", finding.rank));
+  }
+  return schedule;
+}
+
 }  // namespace
 
 absl::StatusOr<PackedMicrobatch> ReferencePackingAwareStep(
@@ -926,6 +943,17 @@ absl::StatusOr<PackedMicrobatch> ReferencePackingAwarePlacement(
 
 absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  return RefuseUnrunnable(samples, options,
+                          ReferenceScheduleDynamicCpAsUpstream(samples, options));
+}
+
+absl::StatusOr<Schedule> ReferenceScheduleLegacy(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+  return RefuseUnrunnable(samples, options, ReferenceScheduleLegacyAsUpstream(samples, options));
+}
+
+absl::StatusOr<Schedule> ReferenceScheduleDynamicCpAsUpstream(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   absl::Status status = ValidateDynamicCpProblem(samples, options);
   if (!status.ok()) return status;
   return ScheduleBySteps(samples, options, "packing-aware",
@@ -934,7 +962,7 @@ absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
                          });
 }
 
-absl::StatusOr<Schedule> ReferenceScheduleLegacy(
+absl::StatusOr<Schedule> ReferenceScheduleLegacyAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options) {
   absl::Status status = ValidateDynamicCpProblem(samples, options);
   if (!status.ok()) return status;

@@ -58,7 +58,13 @@ absl::StatusOr<PackedMicrobatch> ReferencePackingAwarePlacement(
 // The whole dynamic-CP schedule (the specification's "Dynamic-CP schedule"; upstream's
 // DefaultDynamicCPScheduler): steps until every sample is placed, then VPP
 // alignment when options.vpp_group > 1. No samples: no microbatches.
+// FailedPrecondition where that schedule is one Megatron-LM's runtime cannot
+// run (the reference checker finds invariant 11 broken).
 absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The same schedule as upstream returns it, runnable or not.
+absl::StatusOr<Schedule> ReferenceScheduleDynamicCpAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
 // The legacy bucket scheduler that #5154 replaced (the specification's "Legacy bucket
@@ -74,8 +80,13 @@ absl::StatusOr<Schedule> ReferenceScheduleDynamicCp(
 // microbatches. InvalidArgument when options.max_num_seqs is set: upstream's
 // legacy step has no cap. FailedPrecondition where the fill runs past rank G-1
 // (upstream: IndexError), which only a G that is not a power of two allows,
-// or where VPP alignment fails (ReferenceAlignToVppGroup below).
+// or where VPP alignment fails (ReferenceAlignToVppGroup below), or where the
+// schedule breaks invariant 11 (as ReferenceScheduleDynamicCp).
 absl::StatusOr<Schedule> ReferenceScheduleLegacy(
+    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+
+// The same schedule as upstream returns it, runnable or not.
+absl::StatusOr<Schedule> ReferenceScheduleLegacyAsUpstream(
     absl::Span<const Sample> samples, const DynamicCpOptions& options);
 
 // VPP alignment (the specification's "VPP alignment"; upstream's align_sample_id_groups):

@@ -387,7 +387,7 @@ py::list PyScheduleDynamicCp(const py::object& sample_id_seqlens,
                              const py::object& min_cp_size,
                              const py::object& vpp_group,
                              const py::object& max_num_seqs,
-                             const py::object& rank) {
+                             const py::object& rank, bool runnable) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
   const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
@@ -395,7 +395,8 @@ py::list PyScheduleDynamicCp(const py::object& sample_id_seqlens,
   const std::optional<std::int64_t> view =
       ValueOrThrow(ToRank(rank, options.total_gpus));
   return ToPython(ValueOrThrow(WithoutGil([&] {
-                    return ScheduleDynamicCpCompact(samples, options);
+                    return runnable ? ScheduleDynamicCpCompact(samples, options)
+                                    : ScheduleDynamicCpAsUpstream(samples, options);
                   })),
                   view);
 }
@@ -405,7 +406,7 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
                           const py::object& max_seq_len_per_rank,
                           const py::object& min_cp_size,
                           const py::object& vpp_group,
-                          const py::object& rank) {
+                          const py::object& rank, bool runnable) {
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
   const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
@@ -413,7 +414,8 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
   const std::optional<std::int64_t> view =
       ValueOrThrow(ToRank(rank, options.total_gpus));
   return ToPython(ValueOrThrow(WithoutGil([&] {
-                    return ScheduleLegacyCompact(samples, options);
+                    return runnable ? ScheduleLegacyCompact(samples, options)
+                                    : ScheduleLegacyAsUpstream(samples, options);
                   })),
                   view);
 }
@@ -558,7 +560,7 @@ Raises:
 )doc";
 
 constexpr char kScheduleDynamicCpDoc[] =
-    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, max_num_seqs=None, *, rank=None)
+    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, max_num_seqs=None, *, rank=None, runnable=True)
 --
 
 Schedules one global batch with the packing-aware dynamic-CP scheduler.
@@ -584,6 +586,10 @@ Args:
     r's lists. Megatron-LM computes the schedule on every rank and each rank
     uses only its own lists; with rank the other ranks' lists are never
     built.
+  runnable (keyword only): True refuses a schedule Megatron-LM's runtime
+    cannot run (invariant 11: a CP group of a size it never creates, or not
+    its aligned block) with UnschedulableError; False returns upstream's
+    schedule as upstream does, runnable or not (to compare with upstream).
 
 Returns:
   list[list[list[int]]]: per microbatch, per rank (G lists), the ids that
@@ -596,16 +602,18 @@ Raises:
     max_num_seqs is not None or an int >= 1, or rank is outside
     [0, total_gpus).
   UnschedulableError (a ValueError): upstream's algorithm cannot schedule
-    it (upstream would raise, hang or break an invariant).
+    it (upstream would raise, hang or break an invariant), or (runnable=True)
+    upstream returns a schedule its runtime cannot run; the message starts
+    "upstream returns a schedule its runtime cannot run: invariant 11".
 )doc";
 
 constexpr char kScheduleLegacyDoc[] =
-    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, *, rank=None)
+    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, *, rank=None, runnable=True)
 --
 
 Schedules one global batch with the legacy bucket scheduler that #5154
-replaced (for comparison). Arguments (rank= included), result and errors
-as schedule_dynamic_cp.
+replaced (for comparison). Arguments (rank= and runnable= included), result
+and errors as schedule_dynamic_cp.
 )doc";
 
 constexpr char kNextGroupPackingAwareDoc[] =
@@ -732,7 +740,8 @@ PYBIND11_MODULE(_core, module) {
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
              py::arg("vpp_group") = py::none(),
              py::arg("max_num_seqs") = py::none(), py::kw_only(),
-             py::arg("rank") = py::none(), dcpsched::kScheduleDynamicCpDoc);
+             py::arg("rank") = py::none(), py::arg("runnable") = true,
+             dcpsched::kScheduleDynamicCpDoc);
   module.def("next_group_packing_aware", &dcpsched::PyNextGroupPackingAware,
              py::arg("sample_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
@@ -749,7 +758,8 @@ PYBIND11_MODULE(_core, module) {
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
              py::arg("vpp_group") = py::none(), py::kw_only(),
-             py::arg("rank") = py::none(), dcpsched::kScheduleLegacyDoc);
+             py::arg("rank") = py::none(), py::arg("runnable") = true,
+             dcpsched::kScheduleLegacyDoc);
   module.def("align_to_vpp_group", &dcpsched::PyAlignToVppGroup,
              py::arg("schedule"), py::arg("vpp_group"),
              dcpsched::kAlignToVppGroupDoc);

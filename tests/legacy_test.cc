@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/compact_schedule.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_options.h"
@@ -28,6 +30,34 @@ TEST(ScheduleLegacyTest, EverySampleTakesExactlyItsMinimumCpSize) {
   EXPECT_EQ(schedule->microbatches[1].rank_ids, (RankLists{{3}, {3}, {3}, {3}}));
 }
 
+// The legacy schedule as upstream returns it. The bucket rules below are
+// pinned at G that are not powers of two, where upstream's schedules put a
+// sample on a group the runtime never creates (invariant 11), so
+// ScheduleLegacy refuses them; the rules are upstream's all the same.
+absl::StatusOr<Schedule> LegacyAsUpstream(const std::vector<Sample>& samples,
+                                          const DynamicCpOptions& options) {
+  const absl::StatusOr<CompactSchedule> schedule = ScheduleLegacyAsUpstream(samples, options);
+  if (!schedule.ok()) return schedule.status();
+  return ExpandSchedule(*schedule);
+}
+
+// Upstream's schedule at G = 5 holds a group of 4 ranks, a size the runtime
+// does not create there (1, 2 and 5): ScheduleLegacy refuses it, naming
+// invariant 11, and the compact form does the same.
+TEST(ScheduleLegacyTest, AScheduleTheRuntimeCannotRunIsFailedPrecondition) {
+  const std::vector<Sample> samples = {{0, 400}, {1, 200}, {2, 10}, {3, 10}, {4, 10}};
+  ASSERT_TRUE(LegacyAsUpstream(samples, Options(5, 100)).ok());
+  for (const absl::Status& status :
+       {ScheduleLegacy(samples, Options(5, 100)).status(),
+        ScheduleLegacyCompact(samples, Options(5, 100)).status()}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(),
+                ::testing::StartsWith("upstream returns a schedule its runtime cannot run: "
+                                      "invariant 11 (runtime groups): microbatch 0 ranks 0-3"));
+    EXPECT_THAT(status.message(), ::testing::HasSubstr("legacy scheduler"));
+  }
+}
+
 // Bucket boundaries. G=5, mslpr=100; cp_min 4, 2, 1, 1, 1; works 40000,
 // 20000, 100 x 3: target 60300 / 3 = 20100, slack bound 22110. The 200 would
 // take the first bucket past the bound, so it opens the second; the count
@@ -39,7 +69,7 @@ TEST(ScheduleLegacyTest, EverySampleTakesExactlyItsMinimumCpSize) {
 // rank 4.
 TEST(ScheduleLegacyTest, CountRuleGivesTheLastSampleItsOwnBucket) {
   const std::vector<Sample> samples = {{0, 400}, {1, 200}, {2, 10}, {3, 10}, {4, 10}};
-  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(5, 100));
+  const absl::StatusOr<Schedule> schedule = LegacyAsUpstream(samples, Options(5, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
   EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {0}, {0}, {4}}));
@@ -66,7 +96,7 @@ TEST(ScheduleLegacyTest, BucketAtExactlyTheSlackBoundStaysOpen) {
 // the step stops, though id 2 would fit on rank 2.
 TEST(ScheduleLegacyTest, BalancedRanksStopTheStep) {
   const std::vector<Sample> samples = {{0, 101}, {1, 72}, {2, 5}};
-  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(3, 100));
+  const absl::StatusOr<Schedule> schedule = LegacyAsUpstream(samples, Options(3, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
   EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1}}));
@@ -82,7 +112,7 @@ TEST(ScheduleLegacyTest, BalancedRanksStopTheStep) {
 // which would then take ranks 8-9.
 TEST(ScheduleLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
   const std::vector<Sample> samples = {{0, 60}, {1, 40}, {2, 36}, {3, 18}, {4, 15}};
-  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(10, 10, 2));
+  const absl::StatusOr<Schedule> schedule = LegacyAsUpstream(samples, Options(10, 10, 2));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
   EXPECT_EQ(schedule->microbatches[0].rank_ids,
@@ -97,7 +127,7 @@ TEST(ScheduleLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
 // stops before id 4, which would still fit (363 tokens).
 TEST(ScheduleLegacyTest, RanksExactlyAtTheBalanceToleranceStopTheStep) {
   const std::vector<Sample> samples = {{0, 380}, {1, 225}, {2, 134}, {3, 3}, {4, 1}};
-  const absl::StatusOr<Schedule> schedule = ScheduleLegacy(samples, Options(3, 363));
+  const absl::StatusOr<Schedule> schedule = LegacyAsUpstream(samples, Options(3, 363));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_EQ(schedule->microbatches.size(), 2u);
   EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1, 2, 3}}));

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/compact_schedule.h"
 #include "core/cost_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,6 +23,28 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+
+// The example: at G = 12 upstream puts sample 0 (10000 tokens, mslpr
+// 2048) on ranks 0-7, a CP group of 8, which Megatron-LM's runtime never
+// creates there (1, 2, 4 and 12). The schedule as upstream returns it holds
+// that group; the scheduler refuses it, naming invariant 11 and the sizes.
+TEST(ScheduleDynamicCpTest, AGroupOfEightAtTwelveRanksIsFailedPrecondition) {
+  const std::vector<Sample> samples = {{0, 10000}, {1, 500}, {2, 500},
+                                       {3, 500},   {4, 500}, {5, 500}};
+  const DynamicCpOptions options = Options(12, 2048);
+  const absl::StatusOr<CompactSchedule> as_upstream =
+      ScheduleDynamicCpAsUpstream(samples, options);
+  ASSERT_TRUE(as_upstream.ok()) << as_upstream.status();
+  EXPECT_EQ(as_upstream->microbatches.front().groups.front(), (CpGroupIds{0, 8, {0}}));
+  for (const absl::Status& status : {ScheduleDynamicCp(samples, options).status(),
+                                     ScheduleDynamicCpCompact(samples, options).status()}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(),
+                ::testing::HasSubstr("invariant 11 (runtime groups): microbatch 0 ranks 0-7: "
+                                     "each runs its first sample 0 on a CP group of size 8"));
+    EXPECT_THAT(status.message(), ::testing::HasSubstr("it creates 1, 2, 4 and 12 (all ranks)"));
+  }
+}
 
 TEST(PackingAwareStepTest, EmptyInputGivesEmptyRanksWithNoWork) {
   const absl::StatusOr<PackedMicrobatch> step = PackingAwareStep({}, Options(3, 100));

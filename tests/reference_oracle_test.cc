@@ -161,6 +161,9 @@ std::string CheckStep(const nlohmann::json& golden) {
   return "";
 }
 
+// Upstream's schedule as upstream returns it: the reference oracle's refusal of
+// the ones Megatron-LM's runtime cannot run is a property of its own
+// (properties/runtime_groups_properties.cc).
 std::string CheckSchedule(const nlohmann::json& golden) {
   absl::StatusOr<Schedule> schedule;
   if (golden["scheduler"] == "dp_balanced") {
@@ -168,11 +171,11 @@ std::string CheckSchedule(const nlohmann::json& golden) {
     for (const Sample& sample : SamplesOf(golden)) lens.push_back(sample.len);
     schedule = ReferenceScheduleDpBalanced(lens, DpBalancedOptionsOf(golden));
   } else if (golden["scheduler"] == "legacy") {
-    schedule = ReferenceScheduleLegacy(SamplesOf(golden),
-                                       DynamicCpOptionsOf(golden));
+    schedule = ReferenceScheduleLegacyAsUpstream(SamplesOf(golden),
+                                                 DynamicCpOptionsOf(golden));
   } else {
-    schedule = ReferenceScheduleDynamicCp(SamplesOf(golden),
-                                          DynamicCpOptionsOf(golden));
+    schedule = ReferenceScheduleDynamicCpAsUpstream(SamplesOf(golden),
+                                                    DynamicCpOptionsOf(golden));
   }
   const nlohmann::json& expect = golden["expect"];
   if (!expect["ok"].get<bool>()) return CheckRejected(golden, schedule.status());
@@ -595,6 +598,8 @@ TEST(ReferenceDpBalancedTest, Errors) {
 // Legacy bucket scheduler. Sample ids are positions in the sorted order.
 // ---------------------------------------------------------------------------
 
+// Upstream's schedules (AsUpstream): these rules are pinned at G that are not
+// powers of two, where upstream's groups are not all the runtime's.
 // G=5, mslpr=100; cp_min 4, 2, 1, 1, 1; works 40000, 20000, 100 x 3, total
 // 60300 over k=3 sizes: target 20100, slack bound 22110. Buckets: [0] (the
 // 200 would pass the bound: 60000), then [1 2 3] until the count rule
@@ -605,7 +610,7 @@ TEST(ReferenceDpBalancedTest, Errors) {
 // dropped) and is skipped. Next microbatch: 1 on ranks 0-1, 2 and 3 one rank
 // each; the fill doubles the first one-rank group (2) and moves 3 to rank 4.
 TEST(ReferenceLegacyTest, CountRuleGivesTheLastSampleItsOwnBucket) {
-  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacyAsUpstream(
       {{0, 400}, {1, 200}, {2, 10}, {3, 10}, {4, 10}}, Options(5, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
@@ -640,7 +645,7 @@ TEST(ReferenceLegacyTest, BucketAtExactlyTheSlackBoundStaysOpen) {
 // rank 2's token budget.
 TEST(ReferenceLegacyTest, BalancedRanksStopTheStep) {
   const absl::StatusOr<Schedule> schedule =
-      ReferenceScheduleLegacy({{0, 101}, {1, 72}, {2, 5}}, Options(3, 100));
+      ReferenceScheduleLegacyAsUpstream({{0, 101}, {1, 72}, {2, 5}}, Options(3, 100));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
   EXPECT_EQ(schedule->microbatches[0].rank_ids, (RankLists{{0}, {0}, {1}}));
@@ -652,7 +657,7 @@ TEST(ReferenceLegacyTest, BalancedRanksStopTheStep) {
 // 400, 324, 162, 112.5: bound 1448.5 / 3 * 1.1 = 531.1, buckets [0] [1]
 // [2 3] [4]. After 0, 1 and 2 need 4 of the 2 free ranks; 4 takes them.
 TEST(ReferenceLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
-  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacyAsUpstream(
       {{0, 60}, {1, 40}, {2, 36}, {3, 18}, {4, 15}}, Options(10, 10, 2));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));
@@ -666,7 +671,7 @@ TEST(ReferenceLegacyTest, BucketsCountOnlyTheCpSizesTheSamplesNeed) {
 // 50625 + 17956 + 9 = 68590; 72200 - 68590 = 3610 = 0.05 * 72200 exactly,
 // which counts as balanced: 4 waits though it would fit.
 TEST(ReferenceLegacyTest, RanksExactlyAtTheBalanceToleranceStopTheStep) {
-  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacy(
+  const absl::StatusOr<Schedule> schedule = ReferenceScheduleLegacyAsUpstream(
       {{0, 380}, {1, 225}, {2, 134}, {3, 3}, {4, 1}}, Options(3, 363));
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ASSERT_THAT(schedule->microbatches, SizeIs(2));

@@ -36,8 +36,12 @@ def schedule_dynamic_cp(
     max_num_seqs: Optional[SupportsIndex] = None,
     *,
     rank: Optional[SupportsIndex] = None,
+    runnable: bool = True,
 ) -> Union[_Schedule, _RankSchedule]:
     """Schedules one global batch with the packing-aware dynamic-CP scheduler.
+
+    runnable=True refuses (UnschedulableError, invariant 11) a schedule that
+    Megatron-LM's runtime cannot run; False returns upstream's as it is.
 
     max_num_seqs: None, or at most this many samples per rank and microbatch
     (Megatron-LM PR #6479). rank=None: the _Schedule; rank=r in [0, total_gpus): the _RankSchedule of
@@ -85,8 +89,11 @@ def schedule_legacy(
     vpp_group: Optional[SupportsIndex] = None,
     *,
     rank: Optional[SupportsIndex] = None,
+    runnable: bool = True,
 ) -> Union[_Schedule, _RankSchedule]:
     """Schedules one global batch with the legacy bucket scheduler.
+
+    runnable: as schedule_dynamic_cp's.
 
     rank=None: the _Schedule; rank=r in [0, total_gpus): the _RankSchedule of
     rank r."""

@@ -183,7 +183,7 @@ def test_rank_is_keyword_only():
 def test_signatures_are_introspectable():
     assert str(inspect.signature(dcpsched.schedule_dynamic_cp)) == (
         "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
-        "vpp_group=None, max_num_seqs=None, *, rank=None)")
+        "vpp_group=None, max_num_seqs=None, *, rank=None, runnable=True)")
     assert str(inspect.signature(dcpsched.next_group_packing_aware)) == (
         "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
         "max_num_seqs=None, *, rank=None)")
@@ -254,9 +254,10 @@ def test_align_to_vpp_group_is_the_schedulers_alignment():
     assert len(cases) > 50
     for case in cases:
         samples = [tuple(pair) for pair in case["samples"]]
+        # Upstream's schedule, runnable or not: alignment is upstream's step.
         unaligned = dcpsched.schedule_dynamic_cp(samples, case["total_gpus"],
                                                  case["max_seq_len_per_rank"],
-                                                 case["min_cp_size"])
+                                                 case["min_cp_size"], runnable=False)
         before = [[list(rank) for rank in microbatch] for microbatch in unaligned]
         aligned = dcpsched.align_to_vpp_group(unaligned, case["vpp_group"])
         assert aligned == case["expect"]["groups"], case["name"]
@@ -360,6 +361,23 @@ def test_a_list_emptied_while_it_is_read_does_not_crash():
     assert dcpsched.schedule_dynamic_cp(batch, 2, 2048) == [[[10], [10]]]
 
 
+def test_runnable_refuses_what_the_runtime_cannot_run():
+    """At G = 12 upstream puts a 10000-token sample on 8 ranks, a CP group the
+    runtime never creates there (1, 2, 4 and 12): refused by default, and
+    upstream's schedule as it is with runnable=False, which verify flags."""
+    batch = [(0, 10000)] + [(i, 500) for i in range(1, 6)]
+    for schedule in (dcpsched.schedule_dynamic_cp, dcpsched.schedule_legacy):
+        with pytest.raises(dcpsched.UnschedulableError,
+                           match=r"^upstream returns a schedule its runtime cannot run: "
+                                 r"invariant 11 \(runtime groups\): microbatch 0 ranks 0-7"):
+            schedule(batch, 12, 2048)
+        upstream = schedule(batch, 12, 2048, runnable=False)
+        assert upstream[0][:8] == [[0]] * 8
+        violations = dcpsched.verify(upstream, batch, 12, 2048)
+        assert len(violations) == 1 and violations[0].startswith("invariant 11 (runtime groups)")
+        assert schedule(batch, 12, 2048, rank=3, runnable=False) == [[0]]
+
+
 # --- max_num_seqs: Megatron-LM PR #6479's cap on the samples of one rank ------
 
 
@@ -379,13 +397,19 @@ def test_max_num_seqs_caps_the_samples_of_every_rank(cap):
     for _ in range(40):
         batch = random_batch(rng, rng.randint(1, 60))
         total_gpus, budget = rng.choice([(2, 1024), (4, 2048), (6, 1024), (8, 4096)])
-        capped = dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, max_num_seqs=cap)
+        # Upstream's schedule: at G = 6 its fill widens groups to 4 ranks,
+        # which the runtime does not create there (invariant 11, refused by
+        # default); every other invariant holds.
+        capped = dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, max_num_seqs=cap,
+                                              runnable=False)
         assert most_samples_on_a_rank(capped) <= cap
-        assert dcpsched.verify(capped, batch, total_gpus, budget, max_num_seqs=cap) == []
+        violations = dcpsched.verify(capped, batch, total_gpus, budget, max_num_seqs=cap)
+        assert all(v.startswith("invariant 11 ") for v in violations), violations
+        assert not violations or total_gpus == 6
         step = dcpsched.next_group_packing_aware(batch, total_gpus, budget, 1, cap)
         assert max(len(ids) for ids in step[3]) <= cap
         binding += most_samples_on_a_rank(
-            dcpsched.schedule_dynamic_cp(batch, total_gpus, budget)) > cap
+            dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, runnable=False)) > cap
     assert binding > 0
 
 
