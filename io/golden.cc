@@ -30,12 +30,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/checker.h"
+#include "core/compact_schedule.h"
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
@@ -584,7 +587,54 @@ absl::Status Judge(const GoldenCase& golden_case,
   return compare(*expected, *actual);
 }
 
+constexpr absl::string_view kUnrunnablePrefix =
+    "upstream returns a schedule its runtime cannot run: invariant 11";
+
+// A case whose expected schedule Megatron-LM's runtime cannot run: the core
+// must reproduce upstream's schedule exactly (ScheduleDynamicCpAsUpstream,
+// ScheduleLegacyAsUpstream) and refuse it where it schedules for a job.
+absl::Status CheckUnrunnableCase(const GoldenCase& golden_case, const Schedule& expected) {
+  const DynamicCpOptions options = DynamicCpOptionsOf(golden_case);
+  const absl::StatusOr<CompactSchedule> as_upstream =
+      golden_case.scheduler == "legacy"
+          ? ScheduleLegacyAsUpstream(golden_case.samples, options)
+          : ScheduleDynamicCpAsUpstream(golden_case.samples, options);
+  if (!as_upstream.ok()) {
+    return Mismatch(absl::StrCat("core failed where upstream returned a schedule: ",
+                                 as_upstream.status().ToString()));
+  }
+  const absl::StatusOr<Schedule> expanded = ExpandSchedule(*as_upstream);
+  if (!expanded.ok()) return Mismatch(expanded.status().message());
+  if (absl::Status same = CompareSchedules(expected, *expanded); !same.ok()) return same;
+  const absl::StatusOr<Schedule> refused = RunSchedule(golden_case);
+  if (refused.ok()) {
+    return Mismatch(
+        "core returned upstream's schedule, which breaks invariant 11 (runtime groups), "
+        "instead of refusing it");
+  }
+  if (refused.status().code() != absl::StatusCode::kFailedPrecondition ||
+      !absl::StartsWith(refused.status().message(), kUnrunnablePrefix)) {
+    return Mismatch(absl::StrCat("core refused upstream's unrunnable schedule with ",
+                                 refused.status().ToString(), ", expected FailedPrecondition: ",
+                                 kUnrunnablePrefix, " ..."));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+bool ExpectsUnrunnableSchedule(const GoldenCase& golden_case) {
+  if (golden_case.kind != "schedule" || !golden_case.expect_ok ||
+      !golden_case.expect_schedule.has_value() ||
+      (golden_case.scheduler != "packing_aware" && golden_case.scheduler != "legacy")) {
+    return false;
+  }
+  for (const Violation& violation : FindViolations(
+           golden_case.samples, *golden_case.expect_schedule, DynamicCpOptionsOf(golden_case))) {
+    if (violation.invariant == Invariant::kRuntimeGroups) return true;
+  }
+  return false;
+}
 
 absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line) {
   try {
@@ -628,6 +678,9 @@ absl::Status CheckGoldenCase(const GoldenCase& golden_case) {
                  });
   }
   if (golden_case.kind == "schedule") {
+    if (ExpectsUnrunnableSchedule(golden_case)) {
+      return CheckUnrunnableCase(golden_case, *golden_case.expect_schedule);
+    }
     const absl::StatusOr<Schedule> actual = RunSchedule(golden_case);
     return Judge(golden_case, actual, golden_case.expect_schedule,
                  CompareSchedules, [](const Schedule& schedule) {
@@ -679,6 +732,7 @@ absl::StatusOr<GoldenFileReport> CheckGoldenFile(const std::string& path) {
         golden_case.ok() ? CheckGoldenCase(*golden_case) : golden_case.status();
     if (status.ok()) {
       ++report.passed;
+      if (ExpectsUnrunnableSchedule(*golden_case)) ++report.unrunnable;
       continue;
     }
     ++report.failed;

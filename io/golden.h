@@ -49,15 +49,28 @@ absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line);
 DynamicCpOptions DynamicCpOptionsOf(const GoldenCase& golden_case);
 DpBalancedOptions DpBalancedOptionsOf(const GoldenCase& golden_case);
 
+// True for a packing_aware or legacy schedule case whose expected schedule
+// (upstream's) breaks invariant 11: Megatron-LM's runtime cannot run it
+// (core/runtime_groups.h). Such a case is an expected refusal of its own
+// kind, "upstream returns a schedule its runtime cannot run"; the file keeps
+// upstream's schedule unchanged.
+bool ExpectsUnrunnableSchedule(const GoldenCase& golden_case);
+
 // Runs `golden_case` through the core. OK if the core's answer equals the
 // expected one exactly (exec times bit for bit) or, for an ok:false case, the
 // core rejects the input; otherwise an error whose message says what differs.
+// For a case that ExpectsUnrunnableSchedule, OK if the core reproduces
+// upstream's schedule exactly (ScheduleDynamicCpAsUpstream,
+// ScheduleLegacyAsUpstream) and the scheduler itself refuses it with
+// FailedPrecondition naming invariant 11.
 absl::Status CheckGoldenCase(const GoldenCase& golden_case);
 
 // Result of checking every line of one file.
 struct GoldenFileReport {
   std::int64_t passed = 0;
   std::int64_t failed = 0;
+  // Of the passed cases, those that ExpectsUnrunnableSchedule.
+  std::int64_t unrunnable = 0;
   // One line per failing case: "<file>:<line> <name>: <what differs>".
   std::vector<std::string> failures;
 };

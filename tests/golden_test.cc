@@ -133,14 +133,15 @@ TEST_P(GoldenCaseTest, MatchesUpstream) {
                            << golden_case->name << ": " << status.message();
 }
 
-// The core's schedule of the case, built in compact form by the case's
-// scheduler.
+// The core's schedule of the case as upstream returns it, built in compact
+// form by the case's scheduler (runnable or not: CheckGoldenCase checks the
+// refusal of unrunnable ones).
 absl::StatusOr<CompactSchedule> CompactScheduleOf(const GoldenCase& golden_case) {
   if (golden_case.scheduler == "packing_aware") {
-    return ScheduleDynamicCpCompact(golden_case.samples, DynamicCpOptionsOf(golden_case));
+    return ScheduleDynamicCpAsUpstream(golden_case.samples, DynamicCpOptionsOf(golden_case));
   }
   if (golden_case.scheduler == "legacy") {
-    return ScheduleLegacyCompact(golden_case.samples, DynamicCpOptionsOf(golden_case));
+    return ScheduleLegacyAsUpstream(golden_case.samples, DynamicCpOptionsOf(golden_case));
   }
   std::vector<std::int64_t> lens;
   for (const Sample& sample : golden_case.samples) lens.push_back(sample.len);

@@ -4,7 +4,10 @@ Each case was produced by running upstream Megatron-LM's Python scheduler
 (format: docs/specification.md "Golden vectors"). The module must return exactly upstream's
 values and types: ids and lens as ints, leftovers as (id, len) tuples, exec
 times as floats equal bit for bit. Where upstream failed (ok: false), the
-module must raise ValueError. Packing-aware cases carry upstream's
+module must raise ValueError. Where upstream returned a schedule its own
+runtime cannot run (invariant 11: a CP group Megatron-LM never creates), the
+module reproduces it with runnable=False and refuses it by default with
+UnschedulableError. Packing-aware cases carry upstream's
 max_num_seqs (Megatron-LM PR #6479's cap; null on files from commits
 without it), which the module is given as it is.
 """
@@ -22,10 +25,36 @@ def as_pairs(samples):
     return [(sample_id, length) for sample_id, length in samples]
 
 
+def upstream_verdict(case):
+    """dcpsched.verify's findings on upstream's own result (a step: as a
+    one-microbatch schedule of the samples it placed)."""
+    expect = case["expect"]
+    samples = as_pairs(case["samples"])
+    vpp_group = case["vpp_group"]
+    if case["kind"] == "step":
+        leftover_ids = {sample_id for sample_id, _ in expect["leftovers"]}
+        samples = [pair for pair in samples if pair[0] not in leftover_ids]
+        schedule = [expect["sample_ids"]]
+        vpp_group = None
+    else:
+        schedule = expect["groups"]
+    return dcpsched.verify(schedule, samples, case["total_gpus"],
+                           case["max_seq_len_per_rank"], min_cp_size=case["min_cp_size"],
+                           vpp_group=vpp_group, max_num_seqs=case["max_num_seqs"])
+
+
+def is_unrunnable(case):
+    """A dynamic-CP schedule case whose upstream schedule breaks invariant 11."""
+    return (case["kind"] == "schedule" and case["scheduler"] != "dp_balanced"
+            and case["expect"]["ok"] and bool(case["samples"])
+            and any(v.startswith("invariant 11 ") for v in upstream_verdict(case)))
+
+
 def run(case, **rank):
     """Runs the case through the module; returns the module's result.
 
-    `rank` is empty, or rank=r for the per-rank view."""
+    `rank` is empty, or rank=r for the per-rank view, and may hold
+    runnable=False for the schedulers that take it."""
     samples = as_pairs(case["samples"])
     if case["kind"] == "step":
         assert case["scheduler"] == "packing_aware"
@@ -82,6 +111,13 @@ def test_matches_upstream(case):
         with pytest.raises(ValueError):
             run(case)
         return
+    if is_unrunnable(case):
+        with pytest.raises(dcpsched.UnschedulableError,
+                           match="^upstream returns a schedule its runtime cannot run: "
+                                 "invariant 11 "):
+            run(case)
+        assert_schedule_equal(run(case, runnable=False), expect["groups"])
+        return
     actual = run(case)
     if case["kind"] == "step":
         assert_step_equal(actual, expect)
@@ -107,8 +143,9 @@ def test_rank_view_is_the_slice(case):
     (schedule_dynamic_cp, schedule_legacy, schedule_dp_balanced,
     next_group_packing_aware)."""
     expect = case["expect"]
+    extra = {"runnable": False} if is_unrunnable(case) else {}
     for rank in viewed_ranks(case):
-        actual = run(case, rank=rank)
+        actual = run(case, rank=rank, **extra)
         if case["kind"] == "step":
             micro_batches, leftovers, exec_time, sample_ids = actual
             assert micro_batches == expect["micro_batches"][rank]
@@ -129,22 +166,21 @@ def test_rank_view_is_the_slice(case):
      and case["samples"]],
     ids=lambda case: case["name"])
 def test_verify_accepts_upstream_result(case):
-    """Every dynamic-CP result upstream gave keeps the invariants."""
-    expect = case["expect"]
-    samples = as_pairs(case["samples"])
-    vpp_group = case["vpp_group"]
-    if case["kind"] == "step":
-        # A step is a one-microbatch schedule of the samples it placed.
-        leftover_ids = {sample_id for sample_id, _ in expect["leftovers"]}
-        samples = [pair for pair in samples if pair[0] not in leftover_ids]
-        schedule = [expect["sample_ids"]]
-        vpp_group = None
-    else:
-        schedule = expect["groups"]
-    assert dcpsched.verify(schedule, samples, case["total_gpus"],
-                           case["max_seq_len_per_rank"],
-                           min_cp_size=case["min_cp_size"],
-                           vpp_group=vpp_group, max_num_seqs=case["max_num_seqs"]) == []
+    """Every dynamic-CP result upstream gave keeps the invariants, but for
+    invariant 11 on its steps (a building block) and its unrunnable
+    schedules, which break that one alone."""
+    violations = upstream_verdict(case)
+    if case["kind"] == "step" or is_unrunnable(case):
+        violations = [v for v in violations if not v.startswith("invariant 11 ")]
+    assert violations == []
+
+
+def test_some_upstream_schedules_are_unrunnable():
+    """The golden files hold schedules upstream returns and its runtime
+    cannot run (non-power-of-two G); the counts are in README.md."""
+    unrunnable = [case for _, case in CASES if is_unrunnable(case)]
+    assert len(unrunnable) == 99
+    assert all(case["total_gpus"] & (case["total_gpus"] - 1) for case in unrunnable)
 
 
 def test_every_golden_file_is_read():
