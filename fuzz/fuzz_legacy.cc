@@ -40,6 +40,13 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
     if (const absl::Status status = properties::CheckLegacyKeepsInvariants(problem); !status.ok()) {
       ReportAndAbort(kTarget, "legacy breaks a property", status, FormatProblem(problem));
     }
+    if (!problem.options.max_num_seqs.has_value()) {
+      if (const absl::Status status = properties::CheckUnrunnableIsRefused(problem, true);
+          !status.ok()) {
+        ReportAndAbort(kTarget, "legacy does not refuse exactly the unrunnable schedules", status,
+                       FormatProblem(problem));
+      }
+    }
   } else if (const absl::Status status = CheckInvalidIsRejected(problem); !status.ok()) {
     ReportAndAbort(kTarget, "legacy mishandles an invalid problem", status, FormatProblem(problem));
   }

@@ -10,6 +10,9 @@
 // are the rest; with no VPP alignment, the schedule's first microbatch is the
 // step's; before the fill, the step's empty ranks form a tail (invariant 7);
 // and MeasureQuality reads the schedule as built (CheckQualityReadsSchedule).
+// The step's microbatch may break invariant 11 (runtime groups); the
+// schedule may not: where upstream's would, ScheduleDynamicCp refuses it,
+// exactly there (CheckUnrunnableIsRefused, against the reference checker).
 
 #include <cstddef>
 #include <cstdint>
@@ -104,9 +107,17 @@ absl::Status CheckStepResult(const DynamicCpProblem& problem, const PackedMicrob
   }
   DynamicCpOptions options = problem.options;
   options.vpp_group.reset();
-  const absl::Status verdict = CheckSchedule(placed, Schedule{{step.microbatch}}, options);
-  if (verdict.ok()) return verdict;
-  return absl::InternalError(absl::StrCat("step's microbatch: ", verdict.message()));
+  // Invariant 11 is judged on whole schedules: a step is upstream's building
+  // block, and ScheduleDynamicCp refuses a schedule the runtime cannot run.
+  for (const Violation& violation :
+       FindViolations(placed, Schedule{{step.microbatch}}, options)) {
+    if (violation.invariant == Invariant::kRuntimeGroups) continue;
+    return absl::InternalError(absl::StrCat("step's microbatch: invariant ",
+                                            static_cast<int>(violation.invariant), " (",
+                                            InvariantName(violation.invariant),
+                                            "): ", violation.message));
+  }
+  return absl::OkStatus();
 }
 
 // A broken property: a short name for it (no ':') and the details.
@@ -155,6 +166,10 @@ std::optional<Finding> FindBrokenProperty(const DynamicCpProblem& problem) {
   if (!valid) return std::nullopt;
   if (absl::Status status = properties::CheckEmptyRanksFormATail(problem); !status.ok()) {
     return Finding{"empty ranks before the fill are not a tail", status};
+  }
+  if (absl::Status status = properties::CheckUnrunnableIsRefused(problem, /*legacy=*/false);
+      !status.ok()) {
+    return Finding{"an unrunnable schedule is not refused as such", status};
   }
   return std::nullopt;
 }

@@ -82,16 +82,45 @@ std::vector<std::int64_t> AllowedCpSizes(std::int64_t len,
   return sizes;
 }
 
+// True if the runtime has the run [first_rank, first_rank + cp_size) as one
+// of its groups: all G ranks, or a created size's aligned block.
+bool IsRuntimeBlock(std::int64_t first_rank, std::int64_t cp_size,
+                    const DynamicCpOptions& options) {
+  if (cp_size == options.total_gpus) return first_rank == 0;
+  const std::vector<std::int64_t> created =
+      RuntimeCreatedSizes(options.total_gpus, options.min_cp_size);
+  return std::find(created.begin(), created.end(), cp_size) != created.end() &&
+         first_rank % cp_size == 0;
+}
+
 // Every (first_rank, cp_size) a sample may take, ignoring the other samples.
 std::vector<SamplePlacement> PlacementsOf(const Sample& sample,
-                                          const DynamicCpOptions& options) {
+                                          const DynamicCpOptions& options,
+                                          PlacementRule rule) {
   std::vector<SamplePlacement> placements;
   for (const std::int64_t c : AllowedCpSizes(sample.len, options)) {
     for (std::int64_t first = 0; first + c <= options.total_gpus; ++first) {
+      if (rule == PlacementRule::kRuntimeGroups && !IsRuntimeBlock(first, c, options)) {
+        continue;
+      }
       placements.push_back({sample, first, c});
     }
   }
   return placements;
+}
+
+// Under kRuntimeGroups: no two samples on runs that share a rank but differ.
+bool RunsNestNowhere(const std::vector<SamplePlacement>& placement) {
+  for (std::size_t i = 0; i < placement.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const SamplePlacement& a = placement[i];
+      const SamplePlacement& b = placement[j];
+      const bool share = a.first_rank < b.first_rank + b.cp_size &&
+                         b.first_rank < a.first_rank + a.cp_size;
+      if (share && (a.first_rank != b.first_rank || a.cp_size != b.cp_size)) return false;
+    }
+  }
+  return true;
 }
 
 // Scaled max rank work of a full placement, or nullopt if some rank is
@@ -153,7 +182,8 @@ bool NextCombination(const std::vector<std::vector<SamplePlacement>>& choices,
 }  // namespace
 
 absl::StatusOr<ExhaustiveOptimum> ExhaustiveBestPlacement(
-    absl::Span<const Sample> samples, const DynamicCpOptions& options) {
+    absl::Span<const Sample> samples, const DynamicCpOptions& options,
+    PlacementRule rule) {
   absl::Status status = ValidateInstance(samples, options);
   if (!status.ok()) return status;
   if (samples.empty()) {
@@ -162,9 +192,9 @@ absl::StatusOr<ExhaustiveOptimum> ExhaustiveBestPlacement(
   }
   std::vector<std::vector<SamplePlacement>> choices;
   for (const Sample& sample : samples) {
-    choices.push_back(PlacementsOf(sample, options));
-    // Never empty after validation (c = G always qualifies); checked anyway
-    // so the odometer below never indexes an empty list.
+    choices.push_back(PlacementsOf(sample, options, rule));
+    // Never empty after validation (c = G at rank 0 always qualifies);
+    // checked anyway so the odometer below never indexes an empty list.
     if (choices.back().empty()) {
       return absl::NotFoundError(absl::StrCat(
           "exhaustive oracle: sample ", sample.id, " has no placement"));
@@ -178,6 +208,7 @@ absl::StatusOr<ExhaustiveOptimum> ExhaustiveBestPlacement(
     for (std::size_t i = 0; i < samples.size(); ++i) {
       placement[i] = choices[i][digits[i]];
     }
+    if (rule == PlacementRule::kRuntimeGroups && !RunsNestNowhere(placement)) continue;
     const std::optional<std::int64_t> scaled =
         ScaledMaxWorkIfValid(placement, options);
     if (!scaled.has_value()) continue;

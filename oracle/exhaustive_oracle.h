@@ -40,6 +40,14 @@
 
 namespace dcpsched::oracle {
 
+// Which placements are enumerated: every one the rules above allow, or only
+// those Megatron-LM's runtime can run (the specification's invariant 11,
+// written here as its own reading): every sample's run is all G ranks, or an
+// aligned block [k * c, (k + 1) * c) of a size c the runtime creates
+// (RuntimeCreatedSizes), and two samples whose runs share a rank have the
+// same run.
+enum class PlacementRule { kAny, kRuntimeGroups };
+
 // Largest instance enumerated: at most 8 placements per sample at G = 4, so
 // at most 8^6 = 262144 combinations.
 inline constexpr std::int64_t kExhaustiveMaxSamples = 6;
@@ -79,7 +87,8 @@ struct ExhaustiveOptimum {
 // example no samples, more tokens than G ranks hold, fewer samples than
 // ranks can cover, or more samples than the cap lets the ranks hold).
 absl::StatusOr<ExhaustiveOptimum> ExhaustiveBestPlacement(
-    absl::Span<const Sample> samples, const DynamicCpOptions& options);
+    absl::Span<const Sample> samples, const DynamicCpOptions& options,
+    PlacementRule rule = PlacementRule::kAny);
 
 // The max rank work of `microbatch` (at most kExhaustiveMaxGpus ranks) times
 // kWorkScale, exactly: each sample's CP size is the number of ranks holding

@@ -379,6 +379,33 @@ rc::Gen<DynamicCpProblem> GenTieProneProblem() {
                     rc::gen::element<std::int64_t>(-1, 0, 1), rc::gen::element(1, 2, 3, 4))))));
 }
 
+rc::Gen<DynamicCpProblem> GenExhaustiveProblem() {
+  return rc::gen::apply(
+      [](std::int64_t total_gpus, std::int64_t mslpr, bool min_cp_two,
+         std::optional<std::int64_t> cap, const std::vector<int>& steps) {
+        DynamicCpProblem problem;
+        problem.options.total_gpus = total_gpus;
+        problem.options.max_seq_len_per_rank = mslpr;
+        const std::int64_t widest = LargestPowerOfTwoAtMost(total_gpus);
+        problem.options.min_cp_size = min_cp_two && widest >= 2 ? 2 : 1;
+        problem.options.max_num_seqs = cap;
+        for (const int step : steps) {
+          // Lengths from 1 to widest * mslpr in eight even steps, so every
+          // CP size from 1 to the widest is needed by some.
+          const std::int64_t len = std::max<std::int64_t>(1, widest * mslpr * step / 8);
+          problem.samples.push_back(Sample{static_cast<SampleId>(problem.samples.size()), len});
+        }
+        return problem;
+      },
+      rc::gen::weightedElement<std::int64_t>({{1, 1}, {2, 2}, {4, 3}, {2, 4}}),
+      rc::gen::element<std::int64_t>(2, 3, 8, 10, 100),
+      rc::gen::weightedElement<bool>({{4, false}, {1, true}}),
+      rc::gen::weightedElement<std::optional<std::int64_t>>(
+          {{4, std::nullopt}, {1, 1}, {1, 2}, {1, 3}}),
+      AtMost(5, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
+                    rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7, 8)))));
+}
+
 rc::Gen<DynamicCpProblem> GenBalanceProneProblem() {
   // Per-mille steps: where the long sample lies in (mslpr, 1.41 * mslpr], and
   // the second's work as a share of the long sample's work per rank.

@@ -45,6 +45,12 @@ rc::Gen<DynamicCpProblem> GenValidUncappedProblem();
 // tie order decides.
 rc::Gen<DynamicCpProblem> GenTieProneProblem();
 
+// A valid problem small enough for the exhaustive oracle: G from 1 to 4
+// (3, whose runtime creates groups of 1 and 3 only, most often), one to five
+// samples whose lengths need every CP size up to the widest, min_cp_size 1
+// or 2, sometimes a cap of 1 to 3.
+rc::Gen<DynamicCpProblem> GenExhaustiveProblem();
+
 // A valid problem for the legacy scheduler's balance stop (a step ends when,
 // after a sample of a smaller CP size, no rank is free and the ranks' works
 // are within 5% of the most): G = 3, a sample of two ranks' length, a second

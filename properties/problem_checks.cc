@@ -25,6 +25,9 @@
 #include "core/quality.h"
 #include "core/validate.h"
 #include "core/vpp_align.h"
+#include "core/checker.h"
+#include "oracle/exhaustive_oracle.h"
+#include "oracle/reference_checker.h"
 #include "oracle/reference_oracle.h"
 
 namespace dcpsched::properties {
@@ -589,6 +592,109 @@ absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem) {
                          ReferenceScheduleLegacy(problem.samples, problem.options));
 }
 
+absl::Status CheckUnrunnableIsRefused(const DynamicCpProblem& problem, bool legacy) {
+  const absl::StatusOr<CompactSchedule> as_upstream =
+      legacy ? ScheduleLegacyAsUpstream(problem.samples, problem.options)
+             : ScheduleDynamicCpAsUpstream(problem.samples, problem.options);
+  const absl::StatusOr<Schedule> expanded =
+      as_upstream.ok() ? ExpandSchedule(*as_upstream) : absl::StatusOr<Schedule>(as_upstream.status());
+  if (absl::Status same = CompareOutcomes(
+          "core schedule as upstream", expanded, "oracle schedule as upstream",
+          legacy ? oracle::ReferenceScheduleLegacyAsUpstream(problem.samples, problem.options)
+                 : oracle::ReferenceScheduleDynamicCpAsUpstream(problem.samples,
+                                                                problem.options));
+      !same.ok()) {
+    return same;
+  }
+  const absl::StatusOr<CompactSchedule> runnable =
+      legacy ? ScheduleLegacyCompact(problem.samples, problem.options)
+             : ScheduleDynamicCpCompact(problem.samples, problem.options);
+  if (!as_upstream.ok()) {
+    if (runnable.status() == as_upstream.status()) return absl::OkStatus();
+    return Fail(absl::StrCat("the scheduler gives ", runnable.status().ToString(),
+                             " but as upstream it gives ", as_upstream.status().ToString()));
+  }
+  bool breaks_runtime_groups = false;
+  for (const oracle::ReferenceFinding& finding :
+       oracle::ReferenceFindViolations(problem.samples, *expanded, problem.options)) {
+    breaks_runtime_groups = breaks_runtime_groups || finding.invariant == 11;
+  }
+  if (!breaks_runtime_groups) {
+    if (runnable.ok() && *runnable == *as_upstream) return absl::OkStatus();
+    return Fail(absl::StrCat("upstream's schedule keeps invariant 11, but the scheduler gives ",
+                             runnable.ok() ? "another schedule" : runnable.status().ToString()));
+  }
+  if (runnable.ok()) {
+    return Fail("the scheduler returned upstream's schedule, which the reference checker "
+                "finds breaking invariant 11");
+  }
+  if (runnable.status().code() != absl::StatusCode::kFailedPrecondition ||
+      !absl::StartsWith(runnable.status().message(),
+                        "upstream returns a schedule its runtime cannot run: invariant 11 "
+                        "(runtime groups): microbatch ")) {
+    return Fail(absl::StrCat("an unrunnable schedule is refused with ",
+                             runnable.status().ToString()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+bool KeepsRuntimeGroups(absl::Span<const Sample> samples, const Microbatch& microbatch,
+                        const DynamicCpOptions& options) {
+  for (const Violation& violation :
+       FindViolations(samples, Schedule{{microbatch}}, options)) {
+    if (violation.invariant == Invariant::kRuntimeGroups) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status CheckRuntimeOptimumAgreesWithChecker(const DynamicCpProblem& problem) {
+  const absl::StatusOr<oracle::ExhaustiveOptimum> best =
+      oracle::ExhaustiveBestPlacement(problem.samples, problem.options);
+  const absl::StatusOr<oracle::ExhaustiveOptimum> runnable = oracle::ExhaustiveBestPlacement(
+      problem.samples, problem.options, oracle::PlacementRule::kRuntimeGroups);
+  if (!best.ok() || !runnable.ok()) {
+    if (best.ok() && runnable.status().code() == absl::StatusCode::kNotFound) {
+      if (KeepsRuntimeGroups(problem.samples, best->microbatch, problem.options)) {
+        return Fail("the checker finds the best placement runnable, but the oracle has no "
+                    "runnable placement");
+      }
+      return absl::OkStatus();
+    }
+    if (best.status().code() == runnable.status().code()) return absl::OkStatus();
+    return Fail(absl::StrCat("exhaustive oracle: ", best.status().ToString(),
+                             " but with runtime groups ", runnable.status().ToString()));
+  }
+  if (!KeepsRuntimeGroups(problem.samples, runnable->microbatch, problem.options)) {
+    return Fail("the best runnable placement of the exhaustive oracle breaks invariant 11 "
+                "in the checker");
+  }
+  if (KeepsRuntimeGroups(problem.samples, best->microbatch, problem.options) &&
+      best->scaled_max_work != runnable->scaled_max_work) {
+    return Fail(absl::StrCat("the best placement keeps invariant 11 (scaled work ",
+                             best->scaled_max_work, ") but the best runnable one is worse (",
+                             runnable->scaled_max_work, ")"));
+  }
+  const absl::StatusOr<PackedMicrobatch> step =
+      PackingAwareStep(problem.samples, problem.options);
+  if (!step.ok() || !step->leftovers.empty() ||
+      !KeepsRuntimeGroups(problem.samples, step->microbatch, problem.options)) {
+    return absl::OkStatus();
+  }
+  const absl::StatusOr<std::int64_t> step_work =
+      oracle::ScaledMaxRankWork(step->microbatch, problem.samples);
+  if (!step_work.ok()) return step_work.status();
+  if (*step_work < runnable->scaled_max_work) {
+    return Fail(absl::StrCat("a runnable packing-aware step (scaled work ", *step_work,
+                             ") beats the best runnable placement (",
+                             runnable->scaled_max_work, ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckCompactMatchesPerRank(const DynamicCpProblem& problem) {
   return CompareCompactOutcome(
       "packing-aware", ScheduleDynamicCpCompact(problem.samples, problem.options),
@@ -622,9 +728,10 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   for (const Invariant invariant :
        {Invariant::kNoEmptyRank, Invariant::kEachSampleOnce, Invariant::kPowerOfTwoCp,
         Invariant::kTokenBudget, Invariant::kWorkCap, Invariant::kMinimumCp,
-        Invariant::kVppMultiple, Invariant::kSequenceCap}) {
+        Invariant::kVppMultiple, Invariant::kSequenceCap, Invariant::kRuntimeGroups}) {
     outcomes.emplace_back("invariant", CheckKeepsInvariant(problem, invariant));
   }
+  outcomes.emplace_back("unrunnable refused", CheckUnrunnableIsRefused(problem, false));
   outcomes.emplace_back("empty ranks form a tail", CheckEmptyRanksFormATail(problem));
   outcomes.emplace_back("placement matches reference", CheckPlacementMatchesReference(problem));
   outcomes.emplace_back("deterministic", CheckDeterministic(problem));
@@ -641,6 +748,7 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   DynamicCpProblem uncapped = problem;
   uncapped.options.max_num_seqs.reset();
   outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(uncapped));
+  outcomes.emplace_back("legacy unrunnable refused", CheckUnrunnableIsRefused(uncapped, true));
   if (const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
       schedule.ok()) {
     outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));

@@ -120,6 +120,23 @@ absl::Status CheckQualityLowerBound(absl::Span<const Sample> samples,
 // drift unseen (mutation testing: the slack, the bucket count, the target).
 absl::Status CheckLegacyMatchesReference(const DynamicCpProblem& problem);
 
+// Invariant 11 (core/runtime_groups.h) in the schedulers: the schedule as
+// upstream returns it (ScheduleDynamicCpAsUpstream, ScheduleLegacyAsUpstream)
+// equals the reference oracle's, runnable or not; where the reference checker
+// finds it breaking invariant 11, the scheduler refuses with
+// FailedPrecondition "upstream returns a schedule its runtime cannot run:
+// invariant 11 ..."; elsewhere the scheduler returns it unchanged.
+// `legacy` picks the legacy scheduler (the problem must then have no cap).
+absl::Status CheckUnrunnableIsRefused(const DynamicCpProblem& problem, bool legacy);
+
+// The exhaustive oracle's runtime-groups rule (PlacementRule::kRuntimeGroups,
+// its own reading of invariant 11) against the checker's, on a tiny problem
+// (G <= 4, at most 6 samples): the best runnable placement keeps invariant
+// 11 in the checker's eyes; when the best placement of all does too, the
+// two optima are equal; and a packing-aware step that places every sample
+// and keeps invariant 11 is no better than the best runnable placement.
+absl::Status CheckRuntimeOptimumAgreesWithChecker(const DynamicCpProblem& problem);
+
 // The compact form is the per-rank form, for every scheduler: the compact
 // schedule and the per-rank one both succeed or fail alike (same code and
 // message); ExpandSchedule(compact) equals the per-rank schedule; the

@@ -126,11 +126,61 @@ std::string MoveShortestOntoBusiest(RankIds& ranks, const std::vector<Sample>& s
   return absl::StrCat("moved shortest ", shortest, " onto busiest rank ", busiest);
 }
 
+// Invariant 11's damages (runtime_groups.h): each keeps every sample on one
+// contiguous run where it can, so only the runtime's groups are wrong.
+// Rotates every rank's list `shift` ranks to the right: aligned CP groups
+// become misaligned ones (the group wrapping past the last rank is split).
+std::string ShiftRanks(RankIds& ranks) {
+  if (ranks.size() < 2) return "too few ranks to shift";
+  const std::size_t shift = 1 + Pick(ranks.size() - 1);
+  std::rotate(ranks.rbegin(), ranks.rbegin() + static_cast<std::ptrdiff_t>(shift),
+              ranks.rend());
+  return absl::StrCat("shifted every list ", shift, " ranks to the right");
+}
+
+// Puts the first id of the CP group at rank r onto the next group as well,
+// at the end of its lists: that sample spans both groups while the others
+// stay on one ([[0, 1], [0, 1], [1, 2], [1, 2]]: nested groups).
+std::string NestIntoNextGroup(RankIds& ranks, std::size_t r) {
+  if (ranks[r].empty()) return "nothing to nest";
+  std::size_t next = r;
+  while (next < ranks.size() && ranks[next] == ranks[r]) ++next;
+  if (next == ranks.size()) return "no group after it to nest into";
+  const SampleId id = ranks[r].front();
+  const std::vector<SampleId> group = ranks[next];
+  for (std::size_t q = next; q < ranks.size() && ranks[q] == group; ++q) {
+    ranks[q].push_back(id);
+  }
+  return absl::StrCat("nested ", id, " into the group at rank ", next);
+}
+
+// Makes ranks 0 to w - 1 one CP group holding all their ids, w the largest
+// power of two at most the width: at a G that is not a power of two, a
+// size the runtime never creates (8 of 12).
+std::string MergeLeadingPowerOfTwo(RankIds& ranks) {
+  std::size_t width = 1;
+  while (width * 2 <= ranks.size()) width *= 2;
+  std::vector<SampleId> merged;
+  for (std::size_t r = 0; r < width; ++r) {
+    for (const SampleId id : ranks[r]) {
+      if (std::find(merged.begin(), merged.end(), id) == merged.end()) merged.push_back(id);
+    }
+  }
+  for (std::size_t r = 0; r < width; ++r) ranks[r] = merged;
+  return absl::StrCat("merged ranks 0-", width - 1, " into one group");
+}
+
 // One damage to microbatch m (which has at least one rank), described.
 std::string DamageRanks(RankIds& ranks, const std::vector<Sample>& samples,
                         const Schedule& schedule) {
   const std::size_t r = Pick(ranks.size());
-  switch (*GenCase(11)) {
+  switch (*GenCase(14)) {
+    case 11:
+      return ShiftRanks(ranks);
+    case 12:
+      return NestIntoNextGroup(ranks, r);
+    case 13:
+      return MergeLeadingPowerOfTwo(ranks);
     case 0: {
       if (ranks[r].empty()) return "nothing to remove";
       const std::size_t at = Pick(ranks[r].size());

@@ -7,7 +7,9 @@
 // moved, its run widened or narrowed by a rank, the shortest sample of a
 // microbatch moved onto its busiest rank (over the token budget, and over
 // the work cap only where the cap's exact value decides), a list emptied,
-// shuffled or repeated, ranks swapped, dropped or added, microbatches
+// shuffled or repeated, ranks swapped, dropped or added, the CP groups
+// misaligned (every list shifted), nested (a sample spread onto the next
+// group) or merged into a size the runtime never creates, microbatches
 // dropped, repeated, swapped or added empty. The options change too, within
 // their limits or just past them: max_num_seqs around the busiest rank's
 // count, vpp_group, min_cp_size, a smaller max_seq_len_per_rank.

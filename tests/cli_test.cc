@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -27,6 +28,8 @@ extern char** environ;
 
 namespace dcpsched {
 namespace {
+
+using ::testing::HasSubstr;
 
 using nlohmann::json;
 
@@ -369,8 +372,8 @@ TEST(CliTest, VerifyAcceptsAGoodScheduleFile) {
 
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(result.out,
-            "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6 and "
-            "8 hold (docs/specification.md)\n");
+            "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6, 8 and "
+            "11 hold (docs/specification.md)\n");
   EXPECT_EQ(result.err, "");
 }
 
@@ -470,8 +473,8 @@ TEST(CliTest, VerifyChecksTheSequenceCapOfTheFile) {
   CliResult result = VerifyDocument(document);
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(result.out,
-            "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6, 8 "
-            "and 10 (max_num_seqs 2) hold (docs/specification.md)\n");
+            "ok: 1 microbatch of G = 2 ranks, 4 samples; invariants 1-6, 8, "
+            "10 (max_num_seqs 2) and 11 hold (docs/specification.md)\n");
 
   document["max_num_seqs"] = 1;
   result = VerifyDocument(document);
@@ -493,7 +496,7 @@ TEST(CliTest, ScheduleUnderACapVerifiesUnderIt) {
   EXPECT_EQ(json::parse(schedule.out)["parameters"]["max_num_seqs"], 2);
   const CliResult verify = RunCliWithInput({"verify", "-"}, schedule.out);
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
-  EXPECT_TRUE(absl::StrContains(verify.out, "invariants 1-6, 8 and 10 (max_num_seqs 2) hold"))
+  EXPECT_TRUE(absl::StrContains(verify.out, "invariants 1-6, 8, 10 (max_num_seqs 2) and 11 hold"))
       << verify.out;
 }
 
@@ -502,6 +505,58 @@ TEST(CliTest, ScheduleLegacyRefusesACap) {
                                    "--max-num-seqs", "2"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(result.err, "legacy scheduler takes no cap")) << result.err;
+}
+
+// Invariant 11: schedules Megatron-LM's runtime cannot run. At G = 12 it has
+// groups of 1, 2, 4 and 12 only; on 8 ranks it has blocks 0-3 and 4-7; and a
+// rank splits every sample it holds over its first sample's group.
+TEST(CliTest, VerifyReportsGroupsTheRuntimeDoesNotHave) {
+  const CliResult eight_of_twelve = VerifyDocument(json::parse(R"({
+    "format": "dcpsched.schedule.v1", "total_gpus": 12, "max_seq_len_per_rank": 2048,
+    "samples": [[0, 10000], [1, 500], [2, 500], [3, 500], [4, 500], [5, 500]],
+    "groups": [[[0], [0], [0], [0], [0], [0], [0], [0], [1, 2], [1, 2], [3, 4], [5]]]})"));
+  EXPECT_EQ(eight_of_twelve.exit_code, 1) << eight_of_twelve.err;
+  EXPECT_EQ(eight_of_twelve.out,
+            "invariant 11 (runtime groups): microbatch 0 ranks 0-7: each runs its first sample 0 "
+            "on a CP group of size 8 (ranks 0-7), a size Megatron-LM's runtime does not create "
+            "at total_gpus=12: it creates 1, 2, 4 and 12 (all ranks), so the group lookup fails "
+            "(KeyError)\n");
+
+  const CliResult misaligned = VerifyDocument(json::parse(R"({
+    "format": "dcpsched.schedule.v1", "total_gpus": 8, "max_seq_len_per_rank": 100,
+    "samples": [[0, 50], [1, 50], [2, 300], [3, 50], [4, 50]],
+    "groups": [[[0], [1], [2], [2], [2], [2], [3], [4]]]})"));
+  EXPECT_EQ(misaligned.exit_code, 1);
+  EXPECT_THAT(misaligned.out,
+              HasSubstr("invariant 11 (runtime groups): microbatch 0 ranks 2-5: each gets the "
+                        "runtime's CP group of size 4 (ranks 0-3, from its first sample 2), but "
+                        "sample 2 is held by ranks 2-5"));
+
+  const CliResult nested = VerifyDocument(json::parse(R"({
+    "format": "dcpsched.schedule.v1", "total_gpus": 4, "max_seq_len_per_rank": 100,
+    "samples": [[0, 100], [1, 100], [2, 100]],
+    "groups": [[[0, 1], [0, 1], [1, 2], [1, 2]]]})"));
+  EXPECT_EQ(nested.exit_code, 1);
+  EXPECT_THAT(nested.out, HasSubstr("microbatch 0 ranks 0-1: each gets the runtime's CP group of "
+                                    "size 2 (ranks 0-1, from its first sample 0), but sample 1 "
+                                    "is held by ranks 0-3"));
+  EXPECT_THAT(nested.out, HasSubstr("microbatch 0 ranks 2-3: each gets the runtime's CP group of "
+                                    "size 4 (ranks 0-3, from its first sample 1), but sample 2 "
+                                    "is held by ranks 2-3"));
+}
+
+TEST(CliTest, ScheduleRefusesWhatTheRuntimeCannotRun) {
+  const std::string lengths = TempPath("lengths.txt");
+  WriteFile(lengths, "10000\n500\n500\n500\n500\n500\n");
+  for (const std::string scheduler : {"packing_aware", "legacy"}) {
+    const CliResult result = RunCli({"schedule", "--lengths", lengths, "--total-gpus", "12",
+                                     "--mslpr", "2048", "--scheduler", scheduler});
+    EXPECT_EQ(result.exit_code, 2) << scheduler;
+    EXPECT_THAT(result.err, HasSubstr("upstream returns a schedule its runtime cannot run: "
+                                      "invariant 11 (runtime groups): microbatch 0 ranks 0-7"))
+        << scheduler;
+  }
+  std::remove(lengths.c_str());
 }
 
 TEST(CliTest, VerifyReadsStandardInput) {
