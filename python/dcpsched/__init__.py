@@ -12,6 +12,8 @@ Functions (from the extension dcpsched._core):
   schedule_dp_balanced      DpBalancedScheduler.get_groups_and_subsamples
   schedule_legacy           the bucket scheduler #5154 replaced
   verify                    the schedule checker, a runtime guard
+  CostProfile, schedule_time  a schedule in GPU seconds by a measured cost
+                            profile (docs/cost_model.md)
 
 Errors: TypeError for an argument of the wrong type or shape;
 InvalidInputError (a ValueError) for input outside the limits;
@@ -23,6 +25,7 @@ the scheduler of a Megatron-LM checkout (dcpsched/conformance/).
 """
 
 from dcpsched._core import (
+    CostProfile,
     InvalidInputError,
     UnschedulableError,
     __version__,
@@ -31,10 +34,12 @@ from dcpsched._core import (
     schedule_dp_balanced,
     schedule_dynamic_cp,
     schedule_legacy,
+    schedule_time,
     verify,
 )
 
 __all__ = [
+    "CostProfile",
     "InvalidInputError",
     "UnschedulableError",
     "__version__",
@@ -43,5 +48,6 @@ __all__ = [
     "schedule_dp_balanced",
     "schedule_dynamic_cp",
     "schedule_legacy",
+    "schedule_time",
     "verify",
 ]
