@@ -56,8 +56,12 @@ double LeastSampleSeconds(const CostProfile& profile, std::int64_t len,
   for (std::int64_t c = 1; c < total_gpus; c *= 2) {
     if (c >= smallest) least = std::min(least, total(c));
   }
-  if (options.fixed_cp_size.has_value() && *options.fixed_cp_size >= smallest &&
-      *options.fixed_cp_size <= total_gpus) {
+  // dp_balanced's size holds any sample of at most fixed * mslpr tokens,
+  // even below cp_min (which is a power of two).
+  if (options.fixed_cp_size.has_value() && *options.fixed_cp_size >= 1 &&
+      *options.fixed_cp_size <= total_gpus &&
+      (options.max_seq_len_per_rank < 1 ||
+       *options.fixed_cp_size * options.max_seq_len_per_rank >= len)) {
     least = std::min(least, total(*options.fixed_cp_size));
   }
   return least;

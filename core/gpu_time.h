@@ -20,8 +20,9 @@
 //
 // The bound (StepSecondsLowerBound) is the least step time any schedule of
 // the same samples on G ranks can have, whatever its microbatches, if it
-// places each sample once on c ranks with c a power of two, G or the fixed
-// CP size, and c >= cp_min(len) (MinCpSize with min_cp_size 1). The GPU
+// places each sample once on c ranks with c either G, or a power of two
+// >= cp_min(len) (MinCpSize with min_cp_size 1), or the fixed CP size when
+// it holds the sample (c * max_seq_len_per_rank >= len). The GPU
 // efficiency is bound / step: 1.0 would be a schedule no other beats.
 //
 // Everything is measured group by group on the compact form
