@@ -28,6 +28,11 @@ absl::Status ValidateCurve(const MeasuredCurve& curve, const std::string& field,
         "; give one time per measured size"));
   }
   for (std::size_t i = 0; i < curve.sizes.size(); ++i) {
+    if (curve.sizes[i] > kMaxProfileSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cost profile: ", field, ".", sizes_name, "[", i, "] is ",
+          curve.sizes[i], "; sizes above 2^40 are not measurements"));
+    }
     if (curve.sizes[i] < 1 || (i > 0 && curve.sizes[i] <= curve.sizes[i - 1])) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cost profile: ", field, ".", sizes_name, "[", i, "] is ",
@@ -39,15 +44,22 @@ absl::Status ValidateCurve(const MeasuredCurve& curve, const std::string& field,
           "cost profile: ", field, ".seconds[", i, "] is ", curve.seconds[i],
           "; every time must be a finite number > 0"));
     }
+    if (curve.seconds[i] > kMaxProfileSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cost profile: ", field, ".seconds[", i, "] is ", curve.seconds[i],
+          "; a layer time above 1e6 s (11 days) is not a measurement"));
+    }
   }
   return absl::OkStatus();
 }
 
+// A bandwidth (GB/s) or byte count: between 1e-3 and 1e9, so no exchange
+// time overflows.
 absl::Status ValidatePositive(double value, const char* field) {
-  if (IsPositiveFinite(value)) return absl::OkStatus();
+  if (IsPositiveFinite(value) && value >= 1e-3 && value <= 1e9) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("cost profile: communication.", field, " is ", value,
-                   "; it must be a finite number > 0"));
+                   "; it must be a finite number > 0 (between 0.001 and 1e9)"));
 }
 
 absl::Status ValidateCommunication(const CommunicationModel& model) {

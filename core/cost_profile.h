@@ -31,9 +31,15 @@
 
 namespace dcpsched {
 
+// The largest size and time a measured point may have: beyond them a value
+// is no measurement, and interpolating it could lose precision (sizes past
+// 2^53 are not exact doubles) or overflow.
+inline constexpr std::int64_t kMaxProfileSize = std::int64_t{1} << 40;
+inline constexpr double kMaxProfileSeconds = 1e6;
+
 // A measured curve: seconds[i] at sizes[i]. Valid when non-empty, of equal
-// lengths, sizes strictly increasing positive integers and every time a
-// finite number > 0.
+// lengths, sizes strictly increasing positive integers up to
+// kMaxProfileSize and every time a finite number in (0, kMaxProfileSeconds].
 struct MeasuredCurve {
   std::vector<std::int64_t> sizes;
   std::vector<double> seconds;
@@ -73,9 +79,10 @@ struct CostProfile {
 // OK, or InvalidArgument naming the first bad field the way the profile's
 // JSON spells it ("attention.causal.seconds[3] is -1; every time must be a
 // finite number > 0"): an empty curve, sizes and seconds of different
-// lengths, a size < 1 or not above the one before, a time that is not a
-// finite number > 0, or a communication model with gpus_per_node < 1 or a
-// bandwidth or byte count that is not a finite number > 0.
+// lengths, a size < 1, above kMaxProfileSize or not above the one before, a
+// time that is not a finite number > 0 or is above kMaxProfileSeconds, or a
+// communication model with gpus_per_node < 1 or a
+// bandwidth or byte count outside [1e-3, 1e9].
 absl::Status ValidateCostProfile(const CostProfile& profile);
 
 // `curve` at `size` (> 0): log-log between measured points, the smallest

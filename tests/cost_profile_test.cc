@@ -133,6 +133,21 @@ TEST(ValidateCostProfileTest, NamesEmptyAndMismatchedTables) {
                         "non_attention.tokens has 2"));
 }
 
+TEST(ValidateCostProfileTest, NamesValuesBeyondAnyMeasurement) {
+  CostProfile profile = SmallProfile();
+  profile.non_attention.sizes = {100, kMaxProfileSize + 1};
+  EXPECT_THAT(ValidateCostProfile(profile).message(),
+              HasSubstr("non_attention.tokens[1] is 1099511627777; sizes above "
+                        "2^40 are not measurements"));
+  profile = SmallProfile();
+  profile.non_attention.sizes = {100, kMaxProfileSize};
+  profile.full_attention.seconds[0] = kMaxProfileSeconds;
+  EXPECT_TRUE(ValidateCostProfile(profile).ok());
+  profile.full_attention.seconds[0] = 2e6;
+  EXPECT_THAT(ValidateCostProfile(profile).message(),
+              HasSubstr("attention.full.seconds[0] is 2e+06; a layer time above 1e6 s"));
+}
+
 TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
   CostProfile profile = SmallProfile();
   profile.communication = CommunicationModel{.gpus_per_node = 8,
@@ -143,6 +158,10 @@ TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
   profile.communication->inter_node_gb_per_s = 0.0;
   EXPECT_THAT(ValidateCostProfile(profile).message(),
               HasSubstr("communication.inter_node_gb_per_s is 0"));
+  profile.communication->inter_node_gb_per_s = 2e9;
+  EXPECT_THAT(ValidateCostProfile(profile).message(),
+              HasSubstr("communication.inter_node_gb_per_s is 2e+09; it must be a "
+                        "finite number > 0 (between 0.001 and 1e9)"));
   profile.communication->inter_node_gb_per_s = 50.0;
   profile.communication->gpus_per_node = 0;
   EXPECT_THAT(ValidateCostProfile(profile).message(),
