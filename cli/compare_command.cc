@@ -1,5 +1,6 @@
 #include "cli/compare_command.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <ostream>
 #include <string>
@@ -53,6 +54,10 @@ std::string FormatCompareTable(absl::Span<const ScheduleRun> runs,
   std::string text = absl::StrFormat(
       "%-14s  %10s  %12s  %11s  %13s  %18s", "scheduler", "efficiency",
       "microbatches", "lower bound", "max rank work", "critical-path work");
+  const bool timed = std::any_of(runs.begin(), runs.end(), [](const ScheduleRun& run) {
+    return run.time.has_value();
+  });
+  if (timed) absl::StrAppend(&text, TimeColumnsHeader());
   absl::StrAppend(&text, show_time ? "  time ms\n" : "\n");
   for (const ScheduleRun& run : runs) {
     absl::StrAppendFormat(&text, "%-14s  ", SchedulerName(run.scheduler));
@@ -66,6 +71,7 @@ std::string FormatCompareTable(absl::Span<const ScheduleRun> runs,
         quality.microbatch_count, quality.microbatch_lower_bound,
         absl::StrFormat("%.4g", quality.max_rank_work),
         absl::StrFormat("%.4g", quality.critical_path_work));
+    if (timed) absl::StrAppend(&text, TimeColumns(run));
     if (show_time) absl::StrAppendFormat(&text, "  %7.3f", run.elapsed_ms);
     absl::StrAppend(&text, "\n");
   }

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "cli/cost_profile_flag.h"
 #include "cli/exit_codes.h"
 #include "cli/integer_flag.h"
 #include "core/types.h"
@@ -132,6 +133,7 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
           ->capture_default_str()
           ->check(IntegerIn(std::int64_t{1}, kMaxSampleLen)));
   for (CLI::Option* option : workload_options) lengths->excludes(option);
+  AddCostProfileFlag(command, &flags_.cost_profile);
 }
 
 int ProblemFlags::BuildProblem(std::ostream& err,
@@ -152,6 +154,11 @@ int ProblemFlags::BuildProblem(std::ostream& err,
   if (absl::Status valid = ValidateRunParameters(parameters); !valid.ok()) {
     err << "dcpsched: " << valid.message() << "\n";
     return kExitUsage;
+  }
+  if (const int loaded =
+          LoadCostProfileFlag(flags_.cost_profile, err, &problem->cost_profile);
+      loaded != kExitSuccess) {
+    return loaded;
   }
   return BuildSamples(err, problem);
 }

@@ -2,7 +2,8 @@
 // schedule` and `dcpsched compare`: the global batch (a lengths file, or
 // upstream's DCP benchmark workload drawn with a seed), the topology
 // (--total-gpus G, or --dp D --cp C) and the limits (--mslpr, --min-cp,
-// --vpp, --max-num-seqs).
+// --vpp, --max-num-seqs), and the cost profile to measure GPU time by
+// (--cost-profile, cli/cost_profile_flag.h).
 
 #ifndef DCPSCHED_CLI_PROBLEM_FLAGS_H_
 #define DCPSCHED_CLI_PROBLEM_FLAGS_H_
@@ -28,8 +29,8 @@ class ProblemFlags {
 
   // Builds the problem the parsed (or default) flags describe into
   // `*problem`. Returns kExitSuccess, or writes one error line to `err` and
-  // returns kExitUsage (parameters out of range, or the lengths file cannot
-  // be read or parsed).
+  // returns kExitUsage (parameters out of range, the lengths file cannot
+  // be read or parsed, or the cost profile cannot be found or is malformed).
   int BuildProblem(std::ostream& err, SchedulingProblem* problem) const;
 
  private:
@@ -43,6 +44,7 @@ class ProblemFlags {
     std::int64_t vpp_group = 0;
     std::int64_t max_num_seqs = 0;
     std::string preset = "benchmark";
+    std::string cost_profile;
     LognormalWorkload workload;
   };
 

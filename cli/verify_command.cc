@@ -1,6 +1,7 @@
 #include "cli/verify_command.h"
 
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -8,8 +9,12 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/cost_profile_flag.h"
 #include "cli/exit_codes.h"
 #include "core/checker.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
 #include "core/types.h"
 #include "io/schedule_file.h"
 
@@ -24,6 +29,24 @@ std::string HeldInvariants(const DynamicCpOptions& options) {
                       *options.max_num_seqs, ") and 11");
 }
 
+// The line on the schedule's GPU time by `profile`, or why it has none.
+std::string TimeLine(const ScheduleFile& file, const CostProfile& profile) {
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      file.samples, file.schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = file.options.max_seq_len_per_rank});
+  if (!time.ok()) {
+    return absl::StrCat("time (", profile.name, "): not measured: ",
+                        time.status().message(), "\n");
+  }
+  return absl::StrFormat(
+      "time (%s): step %.3f ms, lower bound %.3f ms, GPU efficiency %.4f; %s\n",
+      profile.name, time->step_seconds * 1e3, time->bound_seconds * 1e3,
+      time->gpu_efficiency,
+      time->communication_modelled
+          ? "communication MODELLED, not measured (docs/cost_model.md)"
+          : "compute only, communication not modelled (docs/cost_model.md)");
+}
+
 }  // namespace
 
 VerifyCommand::VerifyCommand(CLI::App& command) {
@@ -33,9 +56,15 @@ VerifyCommand::VerifyCommand(CLI::App& command) {
                   "standard input")
       ->type_name("FILE")
       ->required();
+  AddCostProfileFlag(command, &cost_profile_);
 }
 
 int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
+  std::optional<CostProfile> profile;
+  if (const int loaded = LoadCostProfileFlag(cost_profile_, err, &profile);
+      loaded != kExitSuccess) {
+    return loaded;
+  }
   const absl::StatusOr<ScheduleFile> file = ReadScheduleFile(file_);
   if (!file.ok()) {
     err << "dcpsched: " << file.status().message() << "\n";
@@ -55,6 +84,7 @@ int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
         << file->samples.size() << (file->samples.size() == 1 ? " sample" : " samples")
         << "; " << HeldInvariants(file->options) << " hold (docs/specification.md)\n";
   }
+  if (profile.has_value()) out << TimeLine(*file, *profile);
   return FinishOutput(out, err, violations.empty() ? kExitSuccess : kExitWrong);
 }
 

@@ -12,10 +12,16 @@
 //   invariant 2 (each sample once): 1 input sample(s) in no microbatch: ids 7
 // A schedule with none prints one line starting "ok:".
 //
+// With --cost-profile NAME|FILE (cli/cost_profile_flag.h) one more line
+// gives the schedule's GPU time by that profile (core/gpu_time.h): step
+// time, its lower bound (for CP sizes that are powers of two or G) and the
+// GPU efficiency, and whether communication is modelled.
+//
 // Exit status: 0 when the schedule keeps every invariant, 1 when it breaks
 // at least one, 2 when FILE cannot be read, is not valid JSON, does not
 // follow the schema or states an invalid problem (the message says which
-// field to fix), or the command line is wrong.
+// field to fix), the cost profile is unknown or malformed (the message
+// names the field), or the command line is wrong.
 
 #ifndef DCPSCHED_CLI_VERIFY_COMMAND_H_
 #define DCPSCHED_CLI_VERIFY_COMMAND_H_
@@ -42,6 +48,7 @@ class VerifyCommand {
 
  private:
   std::string file_;
+  std::string cost_profile_;
 };
 
 }  // namespace dcpsched

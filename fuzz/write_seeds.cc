@@ -10,7 +10,8 @@
 // each seed decodes to exactly the case its name describes: the specification's and the
 // review's cases, lengths at k * mslpr - 1, k * mslpr and k * mslpr + 1, min_cp
 // and VPP cases, large G, the empty problem, and invalid problems. Text
-// targets get text: lengths files, problem lines, and the shortest lines of
+// targets get text: lengths files, problem lines, cost profiles (a few
+// hand-written, valid and not, and every shipped one), and the shortest lines of
 // the golden vectors in GOLDEN_DIR (default: the source tree's tests/golden).
 // Existing files of the same name are overwritten; others are left alone.
 //
@@ -39,6 +40,7 @@
 #include "fuzz/fuzz_input.h"
 #include "io/golden.h"
 #include "io/problem_text.h"
+#include "io/shipped_profiles.h"
 #include "io/workload.h"
 #include "properties/generators.h"
 
@@ -147,6 +149,46 @@ constexpr NamedText kLengthsFiles[] = {
     {"len_out_of_range", "67108865\n"},
     {"not_a_number", "12a\n"},
     {"empty", ""},
+};
+
+// Cost profiles for fuzz_cost_profile (the shipped ones are added too).
+constexpr NamedText kCostProfiles[] = {
+    {"minimal",
+     R"({"schema": "dcpsched.cost_profile.v1", "name": "m",
+  "attention": {"causal": {"lengths": [64], "seconds": [1e-6]},
+                "full": {"lengths": [64], "seconds": [2e-6]}},
+  "non_attention": {"tokens": [128], "seconds": [1e-3]}})"},
+    {"communication",
+     R"({"schema": "dcpsched.cost_profile.v1", "name": "c", "interpolation": "log-log",
+  "attention": {"causal": {"lengths": [64, 4096], "seconds": [1e-6, 2e-3]},
+                "full": {"lengths": [64, 4096], "seconds": [2e-6, 4e-3]}},
+  "non_attention": {"tokens": [128, 131072], "seconds": [1e-3, 0.3]},
+  "communication": {"gpus_per_node": 8, "intra_node_gb_per_s": 400.0,
+                    "inter_node_gb_per_s": 50.0, "kv_bytes_per_token": 2048},
+  "provenance": {"note": "modelled"}})"},
+    {"negative_time",
+     R"({"schema": "dcpsched.cost_profile.v1", "name": "n",
+  "attention": {"causal": {"lengths": [1, 2, 3, 4], "seconds": [1, 1, 1, -1]},
+                "full": {"lengths": [1], "seconds": [1]}},
+  "non_attention": {"tokens": [1], "seconds": [1]}})"},
+    {"not_increasing",
+     R"({"schema": "dcpsched.cost_profile.v1", "name": "i",
+  "attention": {"causal": {"lengths": [8, 8], "seconds": [1, 2]},
+                "full": {"lengths": [1], "seconds": [1]}},
+  "non_attention": {"tokens": [1], "seconds": [1]}})"},
+    {"missing_full",
+     R"({"schema": "dcpsched.cost_profile.v1", "name": "f",
+  "attention": {"causal": {"lengths": [1], "seconds": [1]}},
+  "non_attention": {"tokens": [1], "seconds": [1]}})"},
+    {"unknown_schema", R"({"schema": "dcpsched.cost_profile.v2", "name": "u"})"},
+    {"huge_values",
+     R"({"schema": "dcpsched.cost_profile.v1", "name": "h",
+  "attention": {"causal": {"lengths": [1099511627776], "seconds": [1e6]},
+                "full": {"lengths": [1], "seconds": [5e-324]}},
+  "non_attention": {"tokens": [1, 1099511627776], "seconds": [1e-300, 1e6]},
+  "communication": {"gpus_per_node": 1, "intra_node_gb_per_s": 0.001,
+                    "inter_node_gb_per_s": 0.001, "kv_bytes_per_token": 1e9}})"},
+    {"not_json", "{\"schema\": "},
 };
 
 // Dp_balanced problems for fuzz_dp_balanced.
@@ -311,6 +353,16 @@ absl::Status WriteTextSeeds(SeedWriter& seeds) {
   }
   for (const NamedText& seed : kLengthsFiles) {
     if (absl::Status status = seeds.Write("lengths_file", seed.name, seed.text); !status.ok())
+      return status;
+  }
+  for (const NamedText& seed : kCostProfiles) {
+    if (absl::Status status = seeds.Write("cost_profile", seed.name, seed.text); !status.ok())
+      return status;
+  }
+  for (const ShippedProfile& shipped : ShippedProfiles()) {
+    if (absl::Status status = seeds.Write("cost_profile", absl::StrCat("shipped_", shipped.name),
+                                          shipped.json);
+        !status.ok())
       return status;
   }
   return absl::OkStatus();

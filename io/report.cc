@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
 #include "core/quality.h"
 #include "core/types.h"
 #include "io/schedule_run.h"
@@ -55,6 +58,17 @@ std::string IdList(const std::vector<SampleId>& ids, std::int64_t max_listed) {
   return text + "]";
 }
 
+// Seconds as milliseconds, to three decimals.
+std::string FormatMs(double seconds) {
+  return absl::StrFormat("%.3f", seconds * 1e3);
+}
+
+// Whether any of `runs` was measured in GPU seconds.
+bool AnyTimed(absl::Span<const ScheduleRun> runs) {
+  return std::any_of(runs.begin(), runs.end(),
+                     [](const ScheduleRun& run) { return run.time.has_value(); });
+}
+
 std::string OptionalValue(const std::optional<std::int64_t>& value) {
   return value.has_value() ? absl::StrCat(*value) : "none";
 }
@@ -86,9 +100,34 @@ std::string RankFigures(const MicrobatchLoad& load, double CpGroupLoad::*value,
       "  max ", format((*high).*value));
 }
 
+// Per-rank milliseconds of one microbatch, like RankFigures: every rank for
+// small G, min / mean / max for large G.
+std::string RankMilliseconds(const MicrobatchLoad& load, const MicrobatchTime& time,
+                             const ReportOptions& options) {
+  if (load.groups.empty()) return "none";
+  if (load.width() <= options.max_listed_ranks) {
+    std::vector<std::string> texts;
+    for (std::size_t g = 0; g < load.groups.size(); ++g) {
+      for (std::int64_t r = 0; r < load.groups[g].size; ++r) {
+        texts.push_back(FormatMs(time.group_seconds[g]));
+      }
+    }
+    return absl::StrJoin(texts, " ");
+  }
+  double sum = 0.0;
+  for (std::size_t g = 0; g < load.groups.size(); ++g) {
+    for (std::int64_t r = 0; r < load.groups[g].size; ++r) sum += time.group_seconds[g];
+  }
+  const auto [low, high] =
+      std::minmax_element(time.group_seconds.begin(), time.group_seconds.end());
+  return absl::StrCat("min ", FormatMs(*low), "  mean ",
+                      FormatMs(sum / static_cast<double>(load.width())), "  max ",
+                      FormatMs(*high));
+}
+
 void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
-                      std::int64_t total_gpus, const ReportOptions& options,
-                      std::string& text) {
+                      const MicrobatchTime* time, std::int64_t total_gpus,
+                      const ReportOptions& options, std::string& text) {
   absl::StrAppendFormat(&text,
                         "\nmicrobatch %d  (%s, max work %s, "
                         "min work %s)\n",
@@ -119,9 +158,14 @@ void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
                   RankFigures(load, &CpGroupLoad::work_per_rank, FormatWork,
                               options),
                   "\n");
+  if (time != nullptr) {
+    absl::StrAppend(&text, "  ms per rank:     ", RankMilliseconds(load, *time, options),
+                    "\n");
+  }
 }
 
-void AppendQuality(const ScheduleQuality& quality, std::string& text) {
+void AppendQuality(const ScheduleQuality& quality,
+                   const std::optional<ScheduleTime>& time, std::string& text) {
   absl::StrAppendFormat(&text,
                         "\nbalance efficiency  %.4f  (ideal work / "
                         "critical-path work; 1.0 is the bound)\n",
@@ -131,9 +175,54 @@ void AppendQuality(const ScheduleQuality& quality, std::string& text) {
                         quality.microbatch_lower_bound);
   absl::StrAppendFormat(&text, "critical-path work  %s\n",
                         FormatWork(quality.critical_path_work));
+  if (!time.has_value()) return;
+  absl::StrAppendFormat(&text,
+                        "step time           %s ms  (sum over microbatches of "
+                        "the slowest rank)\n",
+                        FormatMs(time->step_seconds));
+  absl::StrAppendFormat(&text,
+                        "time lower bound    %s ms  (no schedule of these "
+                        "samples on G ranks is faster)\n",
+                        FormatMs(time->bound_seconds));
+  absl::StrAppendFormat(&text,
+                        "GPU efficiency      %.4f  (time lower bound / step "
+                        "time; 1.0 is the bound)\n",
+                        time->gpu_efficiency);
+}
+
+// The header's lines on the cost profile: which, and what it leaves out.
+void AppendCostProfile(const CostProfile& profile, std::string& text) {
+  absl::StrAppendFormat(&text, "\ncost model %s", profile.name);
+  if (!profile.description.empty()) {
+    absl::StrAppend(&text, ": ", profile.description);
+  }
+  if (!profile.communication.has_value()) {
+    absl::StrAppend(&text,
+                    "\n           GPU seconds, compute only: the measured "
+                    "layer times; communication is not modelled\n");
+    return;
+  }
+  const CommunicationModel& model = *profile.communication;
+  absl::StrAppendFormat(
+      &text,
+      "\n           GPU seconds: the measured layer times, and the ring "
+      "attention KV exchange MODELLED (not measured) at %g GB/s within a "
+      "node of %d GPUs, %g GB/s across nodes, %g bytes per token\n",
+      model.intra_node_gb_per_s, model.gpus_per_node,
+      model.inter_node_gb_per_s, model.kv_bytes_per_token);
 }
 
 }  // namespace
+
+std::string TimeColumnsHeader() {
+  return absl::StrFormat("  %11s  %11s  %7s", "step ms", "bound ms", "GPU eff");
+}
+
+std::string TimeColumns(const ScheduleRun& run) {
+  if (!run.time.has_value()) return absl::StrFormat("  %11s  %11s  %7s", "-", "-", "-");
+  return absl::StrFormat("  %11s  %11s  %7.4f", FormatMs(run.time->step_seconds),
+                         FormatMs(run.time->bound_seconds), run.time->gpu_efficiency);
+}
 
 std::string FormatReportHeader(const SchedulingProblem& problem) {
   const std::vector<Sample>& samples = problem.samples;
@@ -173,7 +262,9 @@ std::string FormatReportHeader(const SchedulingProblem& problem) {
     absl::StrAppendFormat(&text, ", max_num_seqs %d",
                           *parameters.max_num_seqs);
   }
-  return text + "\n";
+  text += "\n";
+  if (problem.cost_profile.has_value()) AppendCostProfile(*problem.cost_profile, text);
+  return text;
 }
 
 std::string FormatRunDetail(const SchedulingProblem& problem,
@@ -191,6 +282,7 @@ std::string FormatRunDetail(const SchedulingProblem& problem,
       ShownCount(quality.microbatches.size(), options.max_microbatches);
   for (std::size_t i = 0; i < shown; ++i) {
     AppendMicrobatch(i, quality.microbatches[i],
+                     run.time.has_value() ? &run.time->microbatches[i] : nullptr,
                      problem.parameters.total_gpus(), options, text);
   }
   if (shown < quality.microbatches.size()) {
@@ -199,7 +291,7 @@ std::string FormatRunDetail(const SchedulingProblem& problem,
                           "them all)\n",
                           quality.microbatches.size() - shown);
   }
-  AppendQuality(quality, text);
+  AppendQuality(quality, run.time, text);
   return text;
 }
 
@@ -209,6 +301,8 @@ std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
   absl::StrAppendFormat(&text, "%-14s  %10s  %12s  %11s  %18s", "scheduler",
                         "efficiency", "microbatches", "lower bound",
                         "critical-path work");
+  const bool timed = AnyTimed(runs);
+  if (timed) absl::StrAppend(&text, TimeColumnsHeader());
   absl::StrAppend(&text, options.show_time ? "  time ms\n" : "\n");
   for (const ScheduleRun& run : runs) {
     absl::StrAppendFormat(&text, "%-14s  ", SchedulerName(run.scheduler));
@@ -225,6 +319,7 @@ std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,
                           quality.balance_efficiency, quality.microbatch_count,
                           quality.microbatch_lower_bound,
                           FormatWork(quality.critical_path_work));
+    if (timed) absl::StrAppend(&text, TimeColumns(run));
     if (options.show_time) {
       absl::StrAppendFormat(&text, "  %7.3f", run.elapsed_ms);
     }

@@ -14,6 +14,12 @@
 //   4. a side-by-side table of every scheduler on the same workload:
 //      efficiency, microbatches, lower bound, critical-path work and
 //      scheduling time. A scheduler that failed shows its error instead.
+// With a cost profile (SchedulingProblem::cost_profile) the report also
+// speaks GPU seconds: the header names the profile and says whether
+// communication is modelled (and that it is modelled, not measured), each
+// microbatch lists its ranks' milliseconds, part 3 adds the step time, its
+// lower bound and the GPU efficiency (core/gpu_time.h), and the table adds
+// their columns. Without one, not a byte changes.
 // Long schedules, wide microbatches and long id lists are cut (see
 // ReportOptions); the JSON form has everything.
 
@@ -56,6 +62,12 @@ std::string FormatReportHeader(const SchedulingProblem& problem);
 std::string FormatRunDetail(const SchedulingProblem& problem,
                             const ScheduleRun& run,
                             const ReportOptions& options = {});
+
+// The comparison tables' GPU-time columns (step ms, bound ms, GPU eff),
+// shown when some run has a time: the header, and one run's cells ("-" for
+// a run without a time).
+std::string TimeColumnsHeader();
+std::string TimeColumns(const ScheduleRun& run);
 
 // Part 4 alone: one row per run.
 std::string FormatComparisonTable(absl::Span<const ScheduleRun> runs,

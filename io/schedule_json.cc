@@ -1,6 +1,7 @@
 #include "io/schedule_json.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,6 +9,8 @@
 
 #include "absl/types/span.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
 #include "core/quality.h"
 #include "core/types.h"
 #include "io/schedule_run.h"
@@ -74,31 +77,80 @@ json CpGroupToJson(const CpGroupLoad& group) {
   };
 }
 
-// One microbatch: its groups and, in the per-rank form, every rank's load.
-json MicrobatchToJson(const MicrobatchLoad& load, ScheduleForm form) {
+// Per rank, the seconds of the group that covers it.
+json RankSeconds(const MicrobatchLoad& load, const MicrobatchTime& time) {
+  json ranks = json::array();
+  for (std::size_t g = 0; g < load.groups.size(); ++g) {
+    for (std::int64_t r = 0; r < load.groups[g].size; ++r) {
+      ranks.push_back(time.group_seconds[g]);
+    }
+  }
+  return ranks;
+}
+
+// One microbatch: its groups and, in the per-rank form, every rank's load;
+// with a `time`, the seconds too.
+json MicrobatchToJson(const MicrobatchLoad& load, const MicrobatchTime* time,
+                      ScheduleForm form) {
   json cp_groups = json::array();
-  for (const CpGroupLoad& group : load.groups) {
-    cp_groups.push_back(CpGroupToJson(group));
+  for (std::size_t g = 0; g < load.groups.size(); ++g) {
+    json group = CpGroupToJson(load.groups[g]);
+    if (time != nullptr) group["seconds_per_rank"] = time->group_seconds[g];
+    cp_groups.push_back(std::move(group));
   }
   json microbatch{
       {"cp_groups", std::move(cp_groups)},
       {"max_work", load.max_work},
       {"min_work", load.min_work},
   };
+  if (time != nullptr) microbatch["max_seconds"] = time->max_seconds;
   if (form == ScheduleForm::kPerRank) {
     microbatch["rank_tokens"] = RankTokens(load);
     microbatch["rank_work"] = RankWork(load);
+    if (time != nullptr) microbatch["rank_seconds"] = RankSeconds(load, *time);
   }
   return microbatch;
 }
 
-json QualityToJson(const ScheduleQuality& quality) {
-  return json{
+json QualityToJson(const ScheduleRun& run) {
+  const ScheduleQuality& quality = run.quality;
+  json document{
       {"balance_efficiency", quality.balance_efficiency},
       {"microbatch_count", quality.microbatch_count},
       {"microbatch_lower_bound", quality.microbatch_lower_bound},
       {"critical_path_work", quality.critical_path_work},
       {"max_rank_work", quality.max_rank_work},
+  };
+  if (run.time.has_value()) {
+    document["gpu_time"] = json{
+        {"step_seconds", run.time->step_seconds},
+        {"bound_seconds", run.time->bound_seconds},
+        {"gpu_efficiency", run.time->gpu_efficiency},
+        {"communication_modelled", run.time->communication_modelled},
+    };
+  }
+  return document;
+}
+
+// The profile a problem is measured by: what it is and what it models.
+json CostProfileToJson(const CostProfile& profile) {
+  json communication = nullptr;
+  if (profile.communication.has_value()) {
+    const CommunicationModel& model = *profile.communication;
+    communication = json{
+        {"gpus_per_node", model.gpus_per_node},
+        {"intra_node_gb_per_s", model.intra_node_gb_per_s},
+        {"inter_node_gb_per_s", model.inter_node_gb_per_s},
+        {"kv_bytes_per_token", model.kv_bytes_per_token},
+    };
+  }
+  return json{
+      {"name", profile.name},
+      {"description", profile.description},
+      {"device", profile.device},
+      {"model", profile.model},
+      {"communication", std::move(communication)},
+      {"communication_modelled", profile.communication.has_value()},
   };
 }
 
@@ -109,7 +161,7 @@ json ComparedRunToJson(const ScheduleRun& run) {
       {"elapsed_ms", run.elapsed_ms},
   };
   if (run.status.ok()) {
-    document["quality"] = QualityToJson(run.quality);
+    document["quality"] = QualityToJson(run);
   } else {
     document["error"] = std::string(run.status.message());
   }
@@ -142,6 +194,9 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
       {"workload", WorkloadToJson(problem)},
       {"samples", SamplesToJson(problem)},
   };
+  if (problem.cost_profile.has_value()) {
+    document["cost_profile"] = CostProfileToJson(*problem.cost_profile);
+  }
   if (!run.status.ok()) {
     document["error"] = std::string(run.status.message());
     return document;
@@ -150,11 +205,13 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
     document["groups"] = PerRankGroupsToJson(run.schedule);
   }
   json microbatches = json::array();
-  for (const MicrobatchLoad& load : run.quality.microbatches) {
-    microbatches.push_back(MicrobatchToJson(load, form));
+  for (std::size_t m = 0; m < run.quality.microbatches.size(); ++m) {
+    microbatches.push_back(MicrobatchToJson(
+        run.quality.microbatches[m],
+        run.time.has_value() ? &run.time->microbatches[m] : nullptr, form));
   }
   document["microbatches"] = std::move(microbatches);
-  document["quality"] = QualityToJson(run.quality);
+  document["quality"] = QualityToJson(run);
   return document;
 }
 
@@ -164,12 +221,16 @@ json ComparisonToJson(const SchedulingProblem& problem,
   for (const ScheduleRun& run : runs) {
     compared.push_back(ComparedRunToJson(run));
   }
-  return json{
+  json document{
       {"format", kCompareFormat},
       {"parameters", ParametersToJson(problem.parameters)},
       {"workload", WorkloadToJson(problem)},
       {"runs", std::move(compared)},
   };
+  if (problem.cost_profile.has_value()) {
+    document["cost_profile"] = CostProfileToJson(*problem.cost_profile);
+  }
+  return document;
 }
 
 std::string FormatScheduleRunJson(const SchedulingProblem& problem,

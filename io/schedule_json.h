@@ -43,6 +43,19 @@
 //         "cp_groups": [ {"first_rank": r, "size": c, "ids": [...],
 //                         "tokens_per_rank": x, "work_per_rank": w} ... ],
 //         "max_work": w, "min_work": w } per microbatch ],
+// With a cost profile (`--cost-profile`, docs/cost_model.md) a document
+// also holds GPU seconds; without one none of these keys appear:
+//     "cost_profile": { "name": "...", "description": "...", "device": "...",
+//                       "model": "...", "communication": null | {
+//                         "gpus_per_node": n, "intra_node_gb_per_s": x,
+//                         "inter_node_gb_per_s": y, "kv_bytes_per_token": b },
+//                       "communication_modelled": bool },
+//     each cp_group: "seconds_per_rank": s,   each microbatch: "max_seconds": s
+//     (and, per rank form only, "rank_seconds": [s per rank]),
+//     "quality": { ..., "gpu_time": { "step_seconds": s, "bound_seconds": b,
+//                  "gpu_efficiency": e, "communication_modelled": bool } }
+// "cost_profile" is written for a failed run too; in "dcpsched.compare.v1"
+// it is a top-level key and each run's "quality" has its "gpu_time".
 // Scheduling time is left out on purpose: the same input always gives the
 // same JSON, byte for byte. Keys are written in alphabetical order. Readers
 // should ignore keys they do not know: a key may be added within v1; a key

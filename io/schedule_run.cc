@@ -13,6 +13,7 @@
 #include "absl/types/span.h"
 #include "core/compact_schedule.h"
 #include "core/dp_balanced.h"
+#include "core/gpu_time.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "core/quality.h"
@@ -144,6 +145,18 @@ ScheduleRun MeasureRun(SchedulerKind scheduler,
   if (!quality.ok()) {
     run.status = quality.status();
     return run;
+  }
+  if (problem.cost_profile.has_value()) {
+    const GpuTimeOptions options{
+        .max_seq_len_per_rank = problem.parameters.max_seq_len_per_rank,
+        .fixed_cp_size = problem.parameters.cp_size};
+    absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+        problem.samples, schedule, *problem.cost_profile, options);
+    if (!time.ok()) {
+      run.status = time.status();
+      return run;
+    }
+    run.time = *std::move(time);
   }
   run.schedule = std::move(schedule);
   run.quality = *std::move(quality);

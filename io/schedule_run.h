@@ -11,6 +11,11 @@
 // per-rank form is derived on request (ExpandSchedule), for output that lists
 // every rank.
 //
+// With a cost profile (core/cost_profile.h) the problem is also measured in
+// GPU seconds: each run then carries its ScheduleTime (core/gpu_time.h)
+// beside its len^2 quality, and every output shows both. Without one,
+// nothing about a run or its output changes.
+//
 // The three schedulers name samples differently: the dynamic-CP ones by id,
 // dp_balanced by position in its lens list. A ScheduleRun always holds ids,
 // so runs of different schedulers on the same batch can be compared.
@@ -28,6 +33,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
 #include "core/quality.h"
 #include "core/types.h"
 
@@ -77,6 +84,9 @@ struct SchedulingProblem {
   std::string workload_description;
   std::vector<Sample> samples;
   RunParameters parameters;
+  // When set (valid, ValidateCostProfile), runs are also measured in GPU
+  // seconds by it.
+  std::optional<CostProfile> cost_profile;
 };
 
 // What one scheduler made of a SchedulingProblem.
@@ -89,6 +99,8 @@ struct ScheduleRun {
   // in compact form.
   CompactSchedule schedule;
   ScheduleQuality quality;
+  // The schedule's GPU time, when the problem has a cost profile.
+  std::optional<ScheduleTime> time;
   // Wall time of the scheduler call alone, on a steady clock.
   double elapsed_ms = 0.0;
   // Non-empty when the scheduler was not run at all: why (a report says so
@@ -105,8 +117,9 @@ ScheduleRun RunScheduler(SchedulerKind scheduler,
                          const SchedulingProblem& problem);
 
 // The run of `scheduler` whose answer was `schedule` (by sample id):
-// `schedule` measured against `problem`, or the reason it cannot be. Its
-// elapsed_ms is 0. For tests, and for schedules made elsewhere.
+// `schedule` measured against `problem` (in GPU seconds too when it has a
+// cost profile; the bound then allows dp_balanced's cp_size), or the reason
+// it cannot be. Its elapsed_ms is 0. For tests, and for schedules made elsewhere.
 ScheduleRun MeasureRun(SchedulerKind scheduler,
                        const SchedulingProblem& problem,
                        CompactSchedule schedule);

@@ -233,12 +233,39 @@ std::int64_t DrawnWidth(const SchedulingProblem& problem,
   return std::max<std::int64_t>(problem.parameters.total_gpus(), 1);
 }
 
+// The run as the picture draws it in time (the run has a ScheduleTime): every
+// group's and microbatch's work replaced by its milliseconds per rank, the
+// critical path by the step time and the balance efficiency by the GPU
+// efficiency, so the painter draws seconds with the same code.
+ScheduleRun TimeView(const ScheduleRun& run) {
+  ScheduleRun view = run;
+  const ScheduleTime& time = *run.time;
+  for (std::size_t m = 0; m < view.quality.microbatches.size(); ++m) {
+    MicrobatchLoad& load = view.quality.microbatches[m];
+    const MicrobatchTime& seconds = time.microbatches[m];
+    for (std::size_t g = 0; g < load.groups.size(); ++g) {
+      load.groups[g].work_per_rank = seconds.group_seconds[g] * 1e3;
+    }
+    load.max_work = seconds.max_seconds * 1e3;
+    load.min_work = load.groups.empty() ? 0.0 : load.groups.front().work_per_rank;
+    for (const CpGroupLoad& group : load.groups) {
+      load.min_work = std::min(load.min_work, group.work_per_rank);
+    }
+  }
+  view.quality.critical_path_work = time.step_seconds * 1e3;
+  view.quality.balance_efficiency = time.gpu_efficiency;
+  return view;
+}
+
 class SvgPainter {
  public:
+  // `in_time`: `run` is a TimeView, drawn in milliseconds without work caps.
   SvgPainter(const SchedulingProblem& problem, const ScheduleRun& run,
-             const SvgOptions& options)
+             const SvgOptions& options, bool in_time)
       : problem_(problem),
         run_(run),
+        in_time_(in_time),
+        unit_(in_time ? "ms" : "work"),
         total_gpus_(DrawnWidth(problem, run)),
         banded_(total_gpus_ >= options.band_min_gpus),
         plot_width_(std::clamp(static_cast<double>(total_gpus_) * kPixelsPerRank,
@@ -246,8 +273,8 @@ class SvgPainter {
         rank_width_(plot_width_ / static_cast<double>(total_gpus_)),
         drawn_(run.status.ok() ? DrawnCount(run.quality, options, banded_)
                                : 0),
-        caps_(run.status.ok() ? MicrobatchCaps(problem, run.schedule)
-                              : std::vector<double>()),
+        caps_(run.status.ok() && !in_time ? MicrobatchCaps(problem, run.schedule)
+                                          : std::vector<double>(drawn_, 0.0)),
         scale_(CommonScale()) {}
 
   std::string Paint() && {
@@ -311,6 +338,12 @@ class SvgPainter {
     const absl::string_view name = SchedulerName(run_.scheduler);
     if (!run_.status.ok()) {
       return absl::StrCat(name, " schedule: failed");
+    }
+    if (in_time_) {
+      return absl::StrFormat(
+          "%s: %d microbatches, step %.3f ms, GPU efficiency %.4f", name,
+          run_.quality.microbatch_count, run_.quality.critical_path_work,
+          run_.quality.balance_efficiency);
     }
     return absl::StrFormat(
         "%s: %d microbatches (lower bound %d), balance efficiency "
@@ -394,9 +427,17 @@ class SvgPainter {
     absl::StrAppend(&svg_, Text(x + 18, kY + 11, "legend-label", "",
                                 "idle (waiting for the busiest rank)"));
     constexpr double kLineY = kY + 27;
-    absl::StrAppend(&svg_, HorizontalLine("legend-cap", 12, 34, kLineY));
-    absl::StrAppend(&svg_, Text(38, kLineY + 4, "legend-label", "",
-                                "work cap (tallest len x mslpr x 1.05)"));
+    if (in_time_) {
+      absl::StrAppend(&svg_, Text(12, kLineY + 4, "legend-label", "",
+                                  absl::StrCat(problem_.cost_profile->name,
+                                               problem_.cost_profile->communication.has_value()
+                                                   ? ", comm. modelled"
+                                                   : ", compute only")));
+    } else {
+      absl::StrAppend(&svg_, HorizontalLine("legend-cap", 12, 34, kLineY));
+      absl::StrAppend(&svg_, Text(38, kLineY + 4, "legend-label", "",
+                                  "work cap (tallest len x mslpr x 1.05)"));
+    }
     absl::StrAppend(&svg_, HorizontalLine("legend-busiest", 260, 282, kLineY));
     absl::StrAppend(&svg_,
                     Text(286, kLineY + 4, "legend-label", "",
@@ -406,9 +447,9 @@ class SvgPainter {
         &svg_,
         Text(12, kY + 48, "legend-scale", "",
              absl::StrFormat(
-                 "one scale for every microbatch: a full row is %.4g work per "
+                 "one scale for every microbatch: a full row is %.4g %s per "
                  "rank; %s",
-                 scale_,
+                 scale_, unit_,
                  banded_ ? "across, each microbatch's ranks gathered into one "
                            "band per CP size (largest first), its groups "
                            "busiest first"
@@ -468,8 +509,10 @@ class SvgPainter {
     const double right = kMarginLeft + plot_width_;
     absl::StrAppend(&svg_, HorizontalLine("busiest-line", kMarginLeft, right,
                                           Level(bottom, load.max_work)));
-    absl::StrAppend(&svg_, HorizontalLine("cap-line", kMarginLeft, right,
-                                          Level(bottom, cap)));
+    if (!in_time_) {
+      absl::StrAppend(&svg_, HorizontalLine("cap-line", kMarginLeft, right,
+                                            Level(bottom, cap)));
+    }
     absl::StrAppend(
         &svg_, Text(right + 6, top + 16, "busy-label", "",
                     absl::StrFormat("busy %.0f%%", 100.0 * BusyFraction(load))));
@@ -497,8 +540,8 @@ class SvgPainter {
     } else {
       absl::StrAppend(
           &tooltip,
-          absl::StrFormat("ids %s, %.1f tokens/rank, work/rank %.4g",
-                          IdList(group.ids), group.tokens_per_rank,
+          absl::StrFormat("ids %s, %.1f tokens/rank, %s/rank %.4g",
+                          IdList(group.ids), group.tokens_per_rank, unit_,
                           group.work_per_rank),
           WorkShareOfCap(group.work_per_rank, cap));
     }
@@ -533,9 +576,9 @@ class SvgPainter {
         empty ? absl::StrCat(band.groups.size(), " empty groups on ",
                              band.ranks, " ranks (no sample)")
               : absl::StrFormat(
-                    "cp %d: %d groups on %d ranks, %d ids, work/rank min "
+                    "cp %d: %d groups on %d ranks, %d ids, %s/rank min "
                     "%.4g, mean %.4g, max %.4g",
-                    band.cp_size, band.groups.size(), band.ranks, band.ids,
+                    band.cp_size, band.groups.size(), band.ranks, band.ids, unit_,
                     band.min_work, band.mean_work, band.max_work);
     if (!empty) absl::StrAppend(&tooltip, WorkShareOfCap(band.max_work, cap));
     absl::StrAppend(&svg_, "<g class=\"cp-band\" data-size=\"", band.cp_size,
@@ -593,6 +636,8 @@ class SvgPainter {
 
   const SchedulingProblem& problem_;
   const ScheduleRun& run_;
+  const bool in_time_;
+  const char* const unit_;
   const std::int64_t total_gpus_;
   const bool banded_;
   const double plot_width_;
@@ -658,7 +703,11 @@ std::string EscapeXml(absl::string_view text) {
 std::string FormatScheduleSvg(const SchedulingProblem& problem,
                               const ScheduleRun& run,
                               const SvgOptions& options) {
-  return SvgPainter(problem, run, options).Paint();
+  if (run.status.ok() && run.time.has_value() && problem.cost_profile.has_value()) {
+    const ScheduleRun view = TimeView(run);
+    return SvgPainter(problem, view, options, /*in_time=*/true).Paint();
+  }
+  return SvgPainter(problem, run, options, /*in_time=*/false).Paint();
 }
 
 }  // namespace dcpsched

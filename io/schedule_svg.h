@@ -32,6 +32,14 @@
 // its ranks, ids, tokens and work (an SVG <title>). A run that failed is
 // drawn as its error message.
 //
+// With a cost profile (the run has a ScheduleTime, core/gpu_time.h) the
+// picture is drawn in time instead of work, automatically: every bar is a
+// rank's milliseconds by the profile, the scale a number of milliseconds per
+// row, the title gives the step time and GPU efficiency, the legend names
+// the profile and says whether communication is modelled, and there is
+// no work cap line (the cap bounds work, not time). data-scale and
+// data-max-work then hold milliseconds.
+//
 // Every text from outside (scheduler, workload description, error) is
 // escaped for XML, and bytes that are not valid UTF-8 become U+FFFD, so the
 // output is always well-formed. The same run always gives the same bytes.

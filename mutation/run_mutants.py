@@ -159,6 +159,8 @@ UNIT_FIRST = {
     "core/schedule_loop.cc": ["packing_aware_test"],
     "core/compact_schedule.cc": ["compact_schedule_test"],
     "core/quality.cc": ["quality_test"],
+    "core/cost_profile.cc": ["cost_profile_test"],
+    "core/gpu_time.cc": ["gpu_time_test"],
 }
 
 

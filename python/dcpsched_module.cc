@@ -36,12 +36,15 @@
 #include "absl/strings/str_cat.h"
 #include "core/checker.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
 #include "core/dp_balanced.h"
+#include "core/gpu_time.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "core/types.h"
 #include "core/validate.h"
 #include "core/vpp_align.h"
+#include "io/cost_profile_file.h"
 
 #ifndef DCPSCHED_VERSION
 #define DCPSCHED_VERSION "unknown"
@@ -503,6 +506,50 @@ py::list PyVerify(const py::object& schedule,
   return py::cast(messages);
 }
 
+// A profile by name or path (LoadCostProfile). FileNotFoundError for a name
+// that is neither shipped nor a file; InvalidInputError for a malformed one.
+CostProfile PyLoadCostProfile(const std::string& name_or_path) {
+  absl::StatusOr<CostProfile> profile = LoadCostProfile(name_or_path);
+  if (profile.status().code() == absl::StatusCode::kNotFound) {
+    PyErr_SetString(PyExc_FileNotFoundError, std::string(profile.status().message()).c_str());
+    throw py::error_already_set();
+  }
+  return ValueOrThrow(std::move(profile));
+}
+
+CostProfile PyParseCostProfile(const std::string& text) {
+  return ValueOrThrow(ParseCostProfile(text));
+}
+
+py::dict PyScheduleTime(const py::object& schedule,
+                        const py::object& sample_id_seqlens,
+                        const CostProfile& profile,
+                        const py::object& max_seq_len_per_rank,
+                        const py::object& cp_size) {
+  const Schedule checked = ToSchedule(schedule, "schedule");
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  const GpuTimeOptions options{
+      .max_seq_len_per_rank =
+          ToInt64Argument(max_seq_len_per_rank, "max_seq_len_per_rank"),
+      .fixed_cp_size = ToOptionalInt64(cp_size, "cp_size")};
+  const ScheduleTime time = ValueOrThrow(WithoutGil([&] {
+    return MeasureScheduleTime(samples, checked, profile, options);
+  }));
+  std::vector<double> microbatch_seconds;
+  microbatch_seconds.reserve(time.microbatches.size());
+  for (const MicrobatchTime& microbatch : time.microbatches) {
+    microbatch_seconds.push_back(microbatch.max_seconds);
+  }
+  py::dict figures;
+  figures["step_seconds"] = time.step_seconds;
+  figures["bound_seconds"] = time.bound_seconds;
+  figures["gpu_efficiency"] = time.gpu_efficiency;
+  figures["microbatch_seconds"] = py::cast(microbatch_seconds);
+  figures["communication_modelled"] = time.communication_modelled;
+  return figures;
+}
+
 // ---------------------------------------------------------------------------
 // Docstrings. Each starts with its signature followed by "--", the form
 // CPython reads as __text_signature__, so inspect.signature() and help()
@@ -517,7 +564,8 @@ where upstream crashes, hangs or breaks its own invariants. The GIL is
 released while scheduling.
 
 Functions: schedule_dynamic_cp, next_group_packing_aware,
-align_to_vpp_group, schedule_dp_balanced, schedule_legacy, verify.
+align_to_vpp_group, schedule_dp_balanced, schedule_legacy, verify,
+schedule_time (a schedule in GPU seconds by a CostProfile).
 Errors: TypeError for arguments of the wrong type or shape; ValueError for
 input outside the limits (InvalidInputError) or that upstream's algorithm
 cannot schedule (UnschedulableError), the message saying what to change;
@@ -713,6 +761,58 @@ Raises:
   ValueError: the problem itself is invalid (the schedule is not judged).
 )doc";
 
+constexpr char kCostProfileDoc[] =
+    R"doc(CostProfile(name_or_path)
+--
+
+A device cost profile: measured per-layer times on a GPU (causal and full
+attention per sequence length, the rest of the layer per token count), by
+which schedule_time measures a schedule in seconds (docs/cost_model.md).
+
+Args:
+  name_or_path: the name of a profile shipped with dcpsched
+    (CostProfile.shipped_names()), or the path of a profile JSON file
+    (schema "dcpsched.cost_profile.v1").
+
+Raises:
+  FileNotFoundError: neither a shipped name nor a readable file.
+  InvalidInputError (a ValueError): the profile is malformed; the message
+    names the field, e.g. "attention.causal.seconds[3] is -1".
+)doc";
+
+constexpr char kScheduleTimeDoc[] =
+    R"doc(schedule_time(schedule, sample_id_seqlens, profile, max_seq_len_per_rank, cp_size=None)
+--
+
+Measures a schedule in GPU seconds by a cost profile (docs/cost_model.md).
+
+A rank's time in a microbatch is the non-attention part on the tokens it
+holds plus each sample's attention (ring attention on zigzag halves for a
+sample on several ranks; with the profile's communication model, the
+slower of that and the modelled KV exchange). A microbatch takes its
+slowest rank's time; the step, the sum over microbatches.
+
+Args:
+  schedule: list[list[list[int]]], per microbatch, per rank, the ids (any
+    scheduler's result mapped to ids).
+  sample_id_seqlens: the (id, len) pairs the schedule places.
+  profile: a CostProfile.
+  max_seq_len_per_rank: the token budget (the bound lets a sample use no
+    fewer ranks than it needs).
+  cp_size: None, or a fixed CP size the bound also allows (dp_balanced's).
+
+Returns:
+  dict: "step_seconds" (float), "bound_seconds" (float: no schedule of the
+  samples on G ranks with CP sizes powers of two, G or cp_size is faster),
+  "gpu_efficiency" (bound / step), "microbatch_seconds" (list[float], the
+  slowest rank of each) and "communication_modelled" (bool).
+
+Raises:
+  TypeError: an argument has the wrong type or shape.
+  InvalidInputError (a ValueError): the schedule names an unknown id, its
+    microbatches differ in width, or the samples are invalid.
+)doc";
+
 }  // namespace
 }  // namespace dcpsched
 
@@ -763,6 +863,50 @@ PYBIND11_MODULE(_core, module) {
   module.def("align_to_vpp_group", &dcpsched::PyAlignToVppGroup,
              py::arg("schedule"), py::arg("vpp_group"),
              dcpsched::kAlignToVppGroupDoc);
+  py::class_<dcpsched::CostProfile>(module, "CostProfile", dcpsched::kCostProfileDoc)
+      .def(py::init(&dcpsched::PyLoadCostProfile), py::arg("name_or_path"))
+      .def_static("from_json", &dcpsched::PyParseCostProfile, py::arg("text"),
+                  "from_json(text)\n--\n\nThe profile a JSON document holds "
+                  "(InvalidInputError naming the field if it is malformed).")
+      .def_static("shipped_names", &dcpsched::ShippedCostProfileNames,
+                  "shipped_names()\n--\n\nThe names of the profiles shipped "
+                  "with dcpsched, sorted.")
+      .def_readonly("name", &dcpsched::CostProfile::name)
+      .def_readonly("description", &dcpsched::CostProfile::description)
+      .def_readonly("device", &dcpsched::CostProfile::device)
+      .def_readonly("model", &dcpsched::CostProfile::model)
+      .def_property_readonly("communication_modelled",
+                             [](const dcpsched::CostProfile& profile) {
+                               return profile.communication.has_value();
+                             })
+      .def("causal_attention_seconds",
+           [](const dcpsched::CostProfile& profile, double len) {
+             return dcpsched::CausalAttentionSeconds(profile, len);
+           },
+           py::arg("len"),
+           "causal_attention_seconds(len)\n--\n\nCausal attention of one "
+           "sequence of len tokens, in seconds.")
+      .def("full_attention_seconds",
+           [](const dcpsched::CostProfile& profile, double len) {
+             return dcpsched::FullAttentionSeconds(profile, len);
+           },
+           py::arg("len"),
+           "full_attention_seconds(len)\n--\n\nFull (unmasked) attention "
+           "between blocks of len tokens, in seconds.")
+      .def("non_attention_seconds",
+           [](const dcpsched::CostProfile& profile, double tokens) {
+             return dcpsched::NonAttentionSeconds(profile, tokens);
+           },
+           py::arg("tokens"),
+           "non_attention_seconds(tokens)\n--\n\nThe rest of the layer on "
+           "tokens tokens, in seconds (0 for none).")
+      .def("__repr__", [](const dcpsched::CostProfile& profile) {
+        return "<dcpsched.CostProfile " + profile.name + ">";
+      });
+  module.def("schedule_time", &dcpsched::PyScheduleTime, py::arg("schedule"),
+             py::arg("sample_id_seqlens"), py::arg("profile"),
+             py::arg("max_seq_len_per_rank"), py::arg("cp_size") = py::none(),
+             dcpsched::kScheduleTimeDoc);
   module.def("verify", &dcpsched::PyVerify, py::arg("schedule"),
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,

@@ -6,7 +6,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
 #include "core/types.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/schedule_run.h"
 
@@ -180,6 +182,67 @@ TEST(ReportTest, LongSchedulesAndLongIdListsAreCut) {
   EXPECT_TRUE(absl::StrContains(detail, "microbatch 1 ")) << detail;
   EXPECT_FALSE(absl::StrContains(detail, "microbatch 2 ")) << detail;
   EXPECT_TRUE(absl::StrContains(detail, "... 4 more microbatches")) << detail;
+}
+
+}  // namespace
+}  // namespace dcpsched
+
+namespace dcpsched {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Attention 1 ms x L^2 (causal) and 2 ms x L^2 (full), the rest 1 ms per
+// token. On TinyProblem: ranks 0-1 take 4 tokens (4 ms) + 3 full(2) + 2
+// causal(2) (24 + 8 ms) = 36 ms, ranks 2 and 3 take 2 + 4 = 6 ms; the bound
+// is (12 tokens + 64 + 4 + 4 ms) / 4 ranks = 21 ms.
+CostProfile MillisecondProfile() {
+  CostProfile profile;
+  profile.name = "millisecond";
+  profile.description = "a test profile";
+  profile.causal_attention = {{1}, {1e-3}};
+  profile.full_attention = {{1}, {2e-3}};
+  profile.non_attention = {{1}, {1e-3}};
+  return profile;
+}
+
+TEST(ReportTest, WithACostProfileReportsGpuTime) {
+  SchedulingProblem problem = TinyProblem();
+  problem.cost_profile = MillisecondProfile();
+  const ScheduleRun run = TinyRun(problem);
+  ASSERT_TRUE(run.time.has_value());
+  const std::string report = FormatReport(problem, run, {run}, WithoutTime());
+  EXPECT_THAT(report, HasSubstr("cost model millisecond: a test profile\n"));
+  EXPECT_THAT(report, HasSubstr("compute only: the measured layer times; "
+                                "communication is not modelled"));
+  EXPECT_THAT(report, HasSubstr("  ms per rank:     36.000 36.000 6.000 6.000\n"));
+  EXPECT_THAT(report, HasSubstr("step time           36.000 ms"));
+  EXPECT_THAT(report, HasSubstr("time lower bound    21.000 ms"));
+  EXPECT_THAT(report, HasSubstr("GPU efficiency      0.5833"));
+  EXPECT_THAT(report, HasSubstr("step ms     bound ms  GPU eff\n"));
+  EXPECT_THAT(report, HasSubstr("     36.000       21.000   0.5833\n"));
+}
+
+TEST(ReportTest, SaysWhenCommunicationIsModelled) {
+  SchedulingProblem problem = TinyProblem();
+  problem.cost_profile = MillisecondProfile();
+  problem.cost_profile->communication = CommunicationModel{
+      .gpus_per_node = 8, .intra_node_gb_per_s = 400.0,
+      .inter_node_gb_per_s = 50.0, .kv_bytes_per_token = 2048.0};
+  EXPECT_THAT(FormatReportHeader(problem),
+              HasSubstr("KV exchange MODELLED (not measured) at 400 GB/s within "
+                        "a node of 8 GPUs, 50 GB/s across nodes, 2048 bytes per token"));
+}
+
+TEST(ReportTest, WithoutACostProfileSaysNothingOfTime) {
+  const SchedulingProblem problem = TinyProblem();
+  const ScheduleRun run = TinyRun(problem);
+  EXPECT_FALSE(run.time.has_value());
+  const std::string report = FormatReport(problem, run, {run}, WithoutTime());
+  EXPECT_THAT(report, Not(HasSubstr("cost model")));
+  EXPECT_THAT(report, Not(HasSubstr(" ms")));
+  EXPECT_THAT(report, Not(HasSubstr("GPU")));
 }
 
 }  // namespace

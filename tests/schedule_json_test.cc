@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
 #include "core/types.h"
 #include "gtest/gtest.h"
 #include "io/schedule_run.h"
@@ -237,6 +238,48 @@ TEST(ScheduleJsonTest, RealRunGroupsMatchItsSchedule) {
     EXPECT_EQ(document["groups"][i].get<std::vector<std::vector<SampleId>>>(),
               expanded.microbatches[i].rank_ids);
   }
+}
+
+}  // namespace
+}  // namespace dcpsched
+
+namespace dcpsched {
+namespace {
+
+TEST(ScheduleJsonTest, WithACostProfileCarriesGpuTime) {
+  SchedulingProblem problem = TinyProblem();
+  problem.cost_profile = CostProfile{.name = "millisecond",
+                                     .description = "a test profile",
+                                     .causal_attention = {{1}, {1e-3}},
+                                     .full_attention = {{1}, {2e-3}},
+                                     .non_attention = {{1}, {1e-3}}};
+  const ScheduleRun run = TinyRun(problem);
+  const nlohmann::json document = ScheduleRunToJson(problem, run);
+  EXPECT_EQ(document["cost_profile"]["name"], "millisecond");
+  EXPECT_TRUE(document["cost_profile"]["communication"].is_null());
+  EXPECT_EQ(document["cost_profile"]["communication_modelled"], false);
+  const nlohmann::json& gpu_time = document["quality"]["gpu_time"];
+  EXPECT_DOUBLE_EQ(gpu_time["step_seconds"].get<double>(), 36e-3);
+  EXPECT_DOUBLE_EQ(gpu_time["bound_seconds"].get<double>(), 21e-3);
+  EXPECT_DOUBLE_EQ(gpu_time["gpu_efficiency"].get<double>(), 21.0 / 36.0);
+  const nlohmann::json& microbatch = document["microbatches"][0];
+  EXPECT_DOUBLE_EQ(microbatch["max_seconds"].get<double>(), 36e-3);
+  EXPECT_DOUBLE_EQ(microbatch["cp_groups"][1]["seconds_per_rank"].get<double>(), 6e-3);
+  EXPECT_EQ(microbatch["rank_seconds"].size(), 4u);
+  const nlohmann::json compact = ScheduleRunToJson(problem, run, ScheduleForm::kCompact);
+  EXPECT_FALSE(compact["microbatches"][0].contains("rank_seconds"));
+  EXPECT_TRUE(compact["microbatches"][0].contains("max_seconds"));
+  const nlohmann::json compared = ComparisonToJson(problem, {run});
+  EXPECT_EQ(compared["cost_profile"]["name"], "millisecond");
+  EXPECT_TRUE(compared["runs"][0]["quality"].contains("gpu_time"));
+}
+
+TEST(ScheduleJsonTest, WithoutACostProfileHasNoTimeKeys) {
+  const SchedulingProblem problem = TinyProblem();
+  const std::string text = FormatScheduleRunJson(problem, TinyRun(problem));
+  EXPECT_EQ(text.find("seconds"), std::string::npos);
+  EXPECT_EQ(text.find("cost_profile"), std::string::npos);
+  EXPECT_EQ(text.find("gpu_time"), std::string::npos);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "core/compact_schedule.h"
+#include "core/cost_profile.h"
 #include "core/quality.h"
 #include "core/types.h"
 #include "gmock/gmock.h"
@@ -665,6 +666,33 @@ TEST_F(RenderTest, RendererRejectsBrokenSvg) {
   std::remove(svg_path.c_str());
   std::remove(log_path.c_str());
   std::remove(TempPath("broken.png").c_str());
+}
+
+}  // namespace
+}  // namespace dcpsched
+
+namespace dcpsched {
+namespace {
+
+TEST(ScheduleSvgTest, WithACostProfileDrawsTimeWithoutCaps) {
+  SchedulingProblem problem = TinyProblem();
+  problem.cost_profile = CostProfile{.name = "millisecond",
+                                     .causal_attention = {{1}, {1e-3}},
+                                     .full_attention = {{1}, {2e-3}},
+                                     .non_attention = {{1}, {1e-3}}};
+  const ScheduleRun run = TinyRun(problem);
+  ASSERT_TRUE(run.time.has_value());
+  const std::string svg = FormatScheduleSvg(problem, run);
+  EXPECT_NE(svg.find("GPU efficiency"), std::string::npos);
+  EXPECT_NE(svg.find("millisecond, compute only"), std::string::npos);
+  EXPECT_NE(svg.find("ms per rank"), std::string::npos);
+  EXPECT_EQ(svg.find("cap-line"), std::string::npos);
+  EXPECT_EQ(svg.find("work cap"), std::string::npos);
+  // The same run without the profile is drawn in work, as always.
+  problem.cost_profile.reset();
+  const std::string in_work = FormatScheduleSvg(problem, TinyRun(problem));
+  EXPECT_NE(in_work.find("cap-line"), std::string::npos);
+  EXPECT_EQ(in_work.find("GPU efficiency"), std::string::npos);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ Functions (from the extension dcpsched._core):
   schedule_dp_balanced      DpBalancedScheduler.get_groups_and_subsamples
   schedule_legacy           the bucket scheduler #5154 replaced
   verify                    the schedule checker, a runtime guard
+  CostProfile, schedule_time  a schedule in GPU seconds by a measured cost
+                            profile (docs/cost_model.md)
 
 Errors: TypeError for an argument of the wrong type or shape;
 InvalidInputError (a ValueError) for input outside the limits;
@@ -35,6 +37,7 @@ load (a broken build, an ABI mismatch) still fails the import, as before.
 
 try:
     from dcpsched._core import (
+        CostProfile,
         InvalidInputError,
         UnschedulableError,
         __version__,
@@ -43,6 +46,7 @@ try:
         schedule_dp_balanced,
         schedule_dynamic_cp,
         schedule_legacy,
+        schedule_time,
         verify,
     )
 except ModuleNotFoundError as error:
@@ -53,6 +57,7 @@ else:
     _CORE_MISSING = None
 
 __all__ = [
+    "CostProfile",
     "InvalidInputError",
     "UnschedulableError",
     "__version__",
@@ -61,6 +66,7 @@ __all__ = [
     "schedule_dp_balanced",
     "schedule_dynamic_cp",
     "schedule_legacy",
+    "schedule_time",
     "verify",
 ]
 

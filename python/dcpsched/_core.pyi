@@ -4,7 +4,7 @@ The docstrings of the functions themselves (help(dcpsched.<name>)) say what
 each argument means and what is raised.
 """
 
-from typing import Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union
 
 __version__: str
 
@@ -109,3 +109,34 @@ def verify(
 ) -> List[str]:
     """Checks a dynamic-CP schedule; returns one message per violation
     (with max_num_seqs, invariant 10: no rank holds more samples)."""
+
+class CostProfile:
+    """A device cost profile: measured per-layer GPU times (docs/cost_model.md).
+
+    CostProfile(name) loads a shipped profile (shipped_names()), CostProfile(path)
+    a profile JSON file; FileNotFoundError for neither, InvalidInputError
+    naming the field for a malformed one."""
+
+    name: str
+    description: str
+    device: str
+    model: str
+    communication_modelled: bool
+    def __init__(self, name_or_path: str) -> None: ...
+    @staticmethod
+    def from_json(text: str) -> "CostProfile": ...
+    @staticmethod
+    def shipped_names() -> List[str]: ...
+    def causal_attention_seconds(self, len: float) -> float: ...
+    def full_attention_seconds(self, len: float) -> float: ...
+    def non_attention_seconds(self, tokens: float) -> float: ...
+
+def schedule_time(
+    schedule: Iterable[Iterable[Iterable[SupportsIndex]]],
+    sample_id_seqlens: Iterable[_Pair],
+    profile: CostProfile,
+    max_seq_len_per_rank: SupportsIndex,
+    cp_size: Optional[SupportsIndex] = None,
+) -> Dict[str, Union[float, bool, List[float]]]:
+    """A schedule in GPU seconds: step_seconds, bound_seconds, gpu_efficiency,
+    microbatch_seconds (the slowest rank of each) and communication_modelled."""

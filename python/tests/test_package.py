@@ -44,6 +44,18 @@ def public_functions():
             if callable(getattr(dcpsched, name)) and not isinstance(getattr(dcpsched, name), type)}
 
 
+def test_the_cost_profile_class_has_a_stub_with_its_methods():
+    tree = ast.parse((PACKAGE_DIR / "_core.pyi").read_text())
+    stub = next(node for node in tree.body
+                if isinstance(node, ast.ClassDef) and node.name == "CostProfile")
+    stubbed = {node.name for node in stub.body if isinstance(node, ast.FunctionDef)}
+    public = {name for name in dir(dcpsched.CostProfile)
+              if not name.startswith("_") and callable(getattr(dcpsched.CostProfile, name))}
+    assert public <= stubbed
+    for name in public:
+        assert (getattr(dcpsched.CostProfile, name).__doc__ or "").strip(), name
+
+
 def test_every_function_has_a_stub_with_its_parameters():
     stubs = stub_functions()
     functions = public_functions()
@@ -65,7 +77,10 @@ def test_the_exceptions_are_value_errors_in_the_stub():
     tree = ast.parse((PACKAGE_DIR / "_core.pyi").read_text())
     classes = {node.name: [ast.unparse(b) for b in node.bases]
                for node in tree.body if isinstance(node, ast.ClassDef)}
-    assert classes == {"InvalidInputError": ["ValueError"], "UnschedulableError": ["ValueError"]}
+    exceptions = {name: bases for name, bases in classes.items() if name.endswith("Error")}
+    assert exceptions == {"InvalidInputError": ["ValueError"],
+                          "UnschedulableError": ["ValueError"]}
+    assert set(classes) - set(exceptions) == {"CostProfile"}
     assert issubclass(dcpsched.InvalidInputError, ValueError)
     assert issubclass(dcpsched.UnschedulableError, ValueError)
 

@@ -1,0 +1,224 @@
+// Properties of the GPU-time measure (core/gpu_time.h, core/cost_profile.h):
+// on the schedules of every scheduler for generated problems and generated
+// profiles, the step time is at least the bound and equals the reference
+// oracle's (oracle/reference_gpu_time.h); on the shipped profiles, which are
+// monotone, more tokens never take less time and adding a sample never
+// makes a microbatch faster.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/compact_schedule.h"
+#include "core/cost_profile.h"
+#include "core/dp_balanced.h"
+#include "core/gpu_time.h"
+#include "core/legacy.h"
+#include "core/packing_aware.h"
+#include "core/types.h"
+#include "io/cost_profile_file.h"
+#include "oracle/reference_gpu_time.h"
+#include "properties/generators.h"
+#include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
+
+namespace dcpsched::properties {
+namespace {
+
+// Relative slack for comparing floating-point sums that agree in exact
+// arithmetic but round differently.
+constexpr double kRelativeSlack = 1e-9;
+
+// A valid curve of 1 to 8 points: sizes strictly increasing from 1 to about
+// 2^17, times anywhere from 1e-7 to 1 s, not necessarily increasing.
+rc::Gen<MeasuredCurve> GenCurve() {
+  return rc::gen::exec([] {
+    MeasuredCurve curve;
+    const int points = *rc::gen::inRange(1, 9);
+    std::int64_t size = *rc::gen::inRange<std::int64_t>(1, 512);
+    for (int i = 0; i < points; ++i) {
+      curve.sizes.push_back(size);
+      curve.seconds.push_back(std::pow(10.0, *rc::gen::inRange(-70, 1) / 10.0));
+      size += *rc::gen::inRange<std::int64_t>(1, 1 << 14);
+    }
+    return curve;
+  });
+}
+
+// A valid profile of generated curves, with communication half the time.
+rc::Gen<CostProfile> GenCostProfile() {
+  return rc::gen::exec([] {
+    CostProfile profile;
+    profile.name = "generated";
+    profile.causal_attention = *GenCurve();
+    profile.full_attention = *GenCurve();
+    profile.non_attention = *GenCurve();
+    if (*rc::gen::arbitrary<bool>()) {
+      profile.communication = CommunicationModel{
+          .gpus_per_node = *rc::gen::inRange<std::int64_t>(1, 17),
+          .intra_node_gb_per_s = std::pow(10.0, *rc::gen::inRange(0, 30) / 10.0),
+          .inter_node_gb_per_s = std::pow(10.0, *rc::gen::inRange(-10, 20) / 10.0),
+          .kv_bytes_per_token = static_cast<double>(*rc::gen::inRange(1, 1 << 16))};
+    }
+    return profile;
+  });
+}
+
+// One of the shipped profiles (profiles/*.json).
+CostProfile ShippedProfile() {
+  const std::vector<std::string> names = ShippedCostProfileNames();
+  RC_PRE(!names.empty());
+  const absl::StatusOr<CostProfile> profile =
+      LoadCostProfile(*rc::gen::elementOf(names));
+  RC_ASSERT(profile.ok());
+  return *profile;
+}
+
+// Asserts `step` >= `bound` up to rounding.
+void AssertAtLeastTheBound(const ScheduleTime& time) {
+  RC_ASSERT(time.bound_seconds > 0.0);
+  RC_ASSERT(time.step_seconds >= time.bound_seconds * (1.0 - kRelativeSlack));
+  RC_ASSERT(time.gpu_efficiency <= 1.0 + kRelativeSlack);
+}
+
+RC_GTEST_PROP(GpuTimeProperties, PackingAwareStepIsAtLeastTheBound, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const CostProfile profile = *GenCostProfile();
+  const absl::StatusOr<CompactSchedule> schedule =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  RC_PRE(schedule.ok() && !problem.samples.empty());
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      problem.samples, *schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  RC_ASSERT(time.ok());
+  AssertAtLeastTheBound(*time);
+}
+
+RC_GTEST_PROP(GpuTimeProperties, LegacyStepIsAtLeastTheBound, ()) {
+  const DynamicCpProblem problem = *GenMixedCpSizeProblem();
+  const CostProfile profile = *GenCostProfile();
+  const absl::StatusOr<CompactSchedule> schedule =
+      ScheduleLegacyCompact(problem.samples, problem.options);
+  RC_PRE(schedule.ok() && !problem.samples.empty());
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      problem.samples, *schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  RC_ASSERT(time.ok());
+  AssertAtLeastTheBound(*time);
+}
+
+RC_GTEST_PROP(GpuTimeProperties, DpBalancedStepIsAtLeastTheBound, ()) {
+  const DpBalancedProblem problem = *GenDpBalancedProblem();
+  const CostProfile profile = *GenCostProfile();
+  const absl::StatusOr<CompactSchedule> schedule =
+      ScheduleDpBalancedCompact(problem.lens, problem.options);
+  RC_PRE(schedule.ok() && !problem.lens.empty());
+  std::vector<Sample> samples;  // dp_balanced names samples by position
+  for (std::size_t i = 0; i < problem.lens.size(); ++i) {
+    samples.push_back({static_cast<SampleId>(i), problem.lens[i]});
+  }
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      samples, *schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank,
+                     .fixed_cp_size = problem.options.cp_size});
+  RC_ASSERT(time.ok());
+  AssertAtLeastTheBound(*time);
+}
+
+oracle::ReferenceTable ToReference(const MeasuredCurve& curve) {
+  return {.sizes = curve.sizes, .seconds = curve.seconds};
+}
+
+oracle::ReferenceCostTables ToReference(const CostProfile& profile) {
+  oracle::ReferenceCostTables tables{
+      .causal = ToReference(profile.causal_attention),
+      .full = ToReference(profile.full_attention),
+      .non_attention = ToReference(profile.non_attention)};
+  if (profile.communication.has_value()) {
+    tables.communication = true;
+    tables.gpus_per_node = profile.communication->gpus_per_node;
+    tables.intra_node_gb_per_s = profile.communication->intra_node_gb_per_s;
+    tables.inter_node_gb_per_s = profile.communication->inter_node_gb_per_s;
+    tables.kv_bytes_per_token = profile.communication->kv_bytes_per_token;
+  }
+  return tables;
+}
+
+bool Close(double a, double b) {
+  return std::abs(a - b) <= kRelativeSlack * std::max(std::abs(a), std::abs(b));
+}
+
+RC_GTEST_PROP(GpuTimeProperties, MatchesTheOracle, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const CostProfile profile =
+      *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
+  const absl::StatusOr<Schedule> schedule =
+      *rc::gen::arbitrary<bool>() ? ScheduleDynamicCp(problem.samples, problem.options)
+                                  : ScheduleLegacy(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      problem.samples, *schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  const absl::StatusOr<std::vector<double>> reference =
+      oracle::ReferenceMicrobatchSeconds(problem.samples, *schedule, ToReference(profile));
+  RC_ASSERT(time.ok() && reference.ok());
+  RC_ASSERT(time->microbatches.size() == reference->size());
+  double step = 0.0;
+  for (std::size_t m = 0; m < reference->size(); ++m) {
+    RC_ASSERT(Close(time->microbatches[m].max_seconds, (*reference)[m]));
+    step += (*reference)[m];
+  }
+  RC_ASSERT(Close(time->step_seconds, step));
+}
+
+RC_GTEST_PROP(GpuTimeProperties, ShippedProfilesNeverTakeLessForMore, ()) {
+  const CostProfile profile = ShippedProfile();
+  const double smaller = *rc::gen::inRange(1, 1 << 20) / 4.0;
+  const double larger = smaller + *rc::gen::inRange(0, 1 << 20) / 4.0;
+  RC_ASSERT(NonAttentionSeconds(profile, smaller) <= NonAttentionSeconds(profile, larger));
+  RC_ASSERT(CausalAttentionSeconds(profile, smaller) <= CausalAttentionSeconds(profile, larger));
+  RC_ASSERT(FullAttentionSeconds(profile, smaller) <= FullAttentionSeconds(profile, larger));
+}
+
+RC_GTEST_PROP(GpuTimeProperties, AddingASampleNeverMakesAMicrobatchFaster, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const CostProfile profile = ShippedProfile();
+  const absl::StatusOr<CompactSchedule> schedule =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  RC_PRE(schedule.ok());
+  RC_PRE(!schedule->microbatches.empty());
+  const CompactMicrobatch& chosen =
+      *rc::gen::elementOf(schedule->microbatches);
+  CompactSchedule before{{chosen}};
+  CompactSchedule after = before;
+  std::vector<CpGroupIds>& groups = after.microbatches[0].groups;
+  CpGroupIds& group = groups[*rc::gen::inRange<std::size_t>(0, groups.size())];
+  SampleId extra = 0;
+  for (const Sample& sample : problem.samples) extra = std::max(extra, sample.id + 1);
+  std::vector<Sample> samples = problem.samples;
+  samples.push_back({extra, *rc::gen::inRange<std::int64_t>(1, 1 << 18)});
+  group.ids.insert(group.ids.begin() + *rc::gen::inRange<std::size_t>(0, group.ids.size() + 1),
+                   extra);
+  const GpuTimeOptions options{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank};
+  const absl::StatusOr<ScheduleTime> slower = MeasureScheduleTime(samples, after, profile, options);
+  // `before` leaves the extra sample out: measure it against the samples it holds.
+  std::vector<Sample> held;
+  for (const CpGroupIds& g : chosen.groups) {
+    for (const SampleId id : g.ids) {
+      for (const Sample& sample : problem.samples) {
+        if (sample.id == id) held.push_back(sample);
+      }
+    }
+  }
+  const absl::StatusOr<ScheduleTime> faster = MeasureScheduleTime(held, before, profile, options);
+  RC_ASSERT(slower.ok() && faster.ok());
+  RC_ASSERT(slower->step_seconds >= faster->step_seconds);
+}
+
+}  // namespace
+}  // namespace dcpsched::properties
