@@ -189,6 +189,8 @@ def _run_distributed(args, out) -> int:
     try:
         up = upstream.load(args.megatron)
         pipeline_upstream.check_has_pipeline(up)
+        from dcpsched.conformance import runtime_upstream
+        runtime_upstream.check_has_runtime(args.megatron)
     except upstream.MissingFunction as error:
         print(f"conformance: {error}", file=sys.stderr)
         return 2
