@@ -46,5 +46,10 @@ of tests/golden/ (golden.py).
 runs upstream's data pipeline (wrap_data_iterator, DpBalancedScheduler.run)
 on W gloo processes with upstream's scheduler and with the drop-in, and
 compares every rank's microbatches bit for bit (distributed.py and the
-modules it names); exit 3 when something did not run (NOT CHECKED).
+modules it names), and sends every microbatch of every rank through the
+checkout's own CP group lookup and get_batch_on_this_rank_for_sequence_packing
+(distributed_lookup.py, runtime_upstream.py): where upstream's schedule
+fails there and the drop-in refuses it with invariant 11, the case is
+counted as "upstream's runtime cannot run upstream's schedule"; exit 3 when
+something did not run (NOT CHECKED).
 """

@@ -8,7 +8,17 @@ there), waits for all of them under one deadline, and compares, case by
 case and rank by rank, the record of upstream's run with the drop-in's
 (records.py): every microbatch each rank yields (each tensor bit for bit,
 the VPP stages' iterators one by one), the microbatch count, the FLOPs
-sums, the ids the schedule gives the rank, or the error raised.
+sums, the ids the schedule gives the rank, or the error raised, and what
+the runtime's CP group lookup and get_batch made of every microbatch
+(distributed_lookup.py).
+
+A case where upstream's schedule fails at the lookup (a KeyError, or a group
+that is not its samples' ranks), runtime_groups.py agreeing, and the drop-in
+refuses with invariant 11 on every rank is its own outcome ("upstream's
+runtime cannot run upstream's schedule"), printed, not a difference; at an
+odd G, which start-up refuses (no lookup), runtime_groups.py alone confirms
+it. A drop-in that refuses so unconfirmed, a drop-in schedule that fails
+the lookup, and the lookup and the rule disagreeing are differences.
 
 It never reports a clean result for something that did not run: a rank
 that fails, hangs past the deadline or stops out of step brings the others
