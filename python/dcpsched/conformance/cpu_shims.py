@@ -69,22 +69,26 @@ def _gloo_has_all_gather_into_tensor() -> bool:
     return True
 
 
-THD_ZIGZAG = ("each sequence of cu_seqlens cut into 2 x cp_size chunks (chunk k ends at "
-              "row floor(L * (k + 1) / (2 cp_size))), rank r taking chunks r and "
-              "2 cp_size - 1 - r, as TE's zigzag does for lengths divisible by 2 cp_size")
+THD_ZIGZAG = ("each sequence of cu_seqlens cut into 2 x cp_size equal chunks, rank r taking "
+              "chunks r and 2 cp_size - 1 - r (TE's zigzag; a length not divisible by "
+              "2 cp_size is refused, and such microbatches are looked up but not split)")
 
 
 def thd_zigzag_indices(cu_seqlens, total_tokens, cp_size, cp_rank):
     """The rows CP rank `cp_rank` of `cp_size` takes of a packed THD batch
-    (THD_ZIGZAG); an int64 tensor, in row order."""
+    (THD_ZIGZAG); an int64 tensor, in row order. Raises ValueError for a
+    sequence length not divisible by 2 x cp_size."""
     bounds = [int(x) for x in cu_seqlens.tolist()]
     chunks = 2 * cp_size
     rows = []
     for start, end in zip(bounds, bounds[1:]):
         length = end - start
+        if length % chunks:
+            raise ValueError(f"THD zigzag: a sequence of {length} rows is not divisible by "
+                             f"2 x cp_size = {chunks}")
+        size = length // chunks
         for chunk in (cp_rank, chunks - 1 - cp_rank):
-            rows.extend(range(start + length * chunk // chunks,
-                              start + length * (chunk + 1) // chunks))
+            rows.extend(range(start + size * chunk, start + size * (chunk + 1)))
     del total_tokens  # the rows past the last sequence are nobody's
     return torch.tensor(rows, dtype=torch.int64)
 

@@ -112,6 +112,19 @@ def _lookup_of(case, per_rank, variant):
     return distributed_lookup.failures(lookups, case["tp"]), sum(len(l) for l in lookups)
 
 
+def _split_counts(per_rank):
+    """(microbatch entries get_batch ran on, entries skipped as not
+    splittable on CPU), both variants."""
+    ran = skipped = 0
+    for entry in per_rank:
+        for variant in (UPSTREAM, DROP_IN):
+            lookup = entry[variant].get("lookup")
+            for item in lookup if isinstance(lookup, list) else []:
+                ran += item.get("get_batch") is not None
+                skipped += "get_batch_skipped" in item
+    return ran, skipped
+
+
 def _refused_by_start_up(per_rank, variant):
     """Why start-up refuses the case's G (odd), or None."""
     lookup = per_rank[0][variant].get("lookup")
@@ -309,6 +322,7 @@ def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) ->
     lookups = 0            # microbatch entries through the lookup, both variants
     start_up_refused = 0   # cases at an odd G: no lookup
     upstream_failed = 0    # cases whose upstream schedule failed the lookup
+    split = [0, 0]         # entries get_batch ran on; skipped (not splittable on CPU)
     for case in cases:
         per_rank = [res["cases"][case["index"]] for res in results]
         if any(entry["index"] != case["index"] for entry in per_rank):
@@ -325,6 +339,7 @@ def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) ->
             lookups += looked_up
             upstream_failed += bool(failed) and variant == UPSTREAM
         start_up_refused += bool(_refused_by_start_up(per_rank, UPSTREAM))
+        split = [a + b for a, b in zip(split, _split_counts(per_rank))]
         for variant in seconds:
             seconds[variant] += max(entry[variant]["seconds"] for entry in per_rank)
         count = per_rank[0][UPSTREAM].get("num_micro_batches")
@@ -337,7 +352,9 @@ def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) ->
     if not timing:
         print(f"group lookup: every microbatch of every rank, both variants, through the "
               f"checkout's get_dynamic_data_context_parallel_groups and "
-              f"get_batch_on_this_rank_for_sequence_packing: {lookups} in all; upstream's "
+              f"get_batch_on_this_rank_for_sequence_packing: {lookups} in all, get_batch run on "
+              f"{split[0]} ({split[1]} not split: a padded length not divisible by 2 x "
+              f"local_cp_size, which TE's zigzag needs); upstream's "
               f"schedule fails there in {upstream_failed} case(s); {start_up_refused} case(s) "
               "at an odd G not looked up (Megatron-LM refuses an odd number of DPxCP ranks "
               "for dynamic CP at start-up)", file=out)

@@ -11,8 +11,9 @@ families add one sample long enough to need the whole DPxCP group, many
 short samples, and a batch with a sample too long for the group (every
 scheduler must refuse it, on every rank). On a topology whose G is even but
 not a power of two (W = 6, 12), its first case is of the runtime-groups
-family: one sample long enough for the largest power of two below G, a CP
-group Megatron-LM's runtime never creates there, and short ones; it is drawn
+family (tp 1 only; with tp 2 every case is one the runtime can run, see
+make_case): one sample long enough for the largest power of two below G, a
+CP group Megatron-LM's runtime never creates there, and short ones; it is drawn
 until upstream's schedule of it is one the runtime cannot run (by
 runtime_groups.py, on dcpsched's schedule, which is upstream's, or by
 dcpsched refusing it with invariant 11).
@@ -130,13 +131,27 @@ def runtime_cannot_run(case) -> bool:
                for cap in {None, case["thd_max_packed_sequences"]})
 
 
+def _runnable(case) -> bool:
+    """True if upstream's schedule of the case, with its cap and without, is
+    one the runtime can run (so dcpsched does not refuse it with invariant 11)."""
+    return not any(_unrunnable(case, _schedule(case, cap))
+                   for cap in {None, case["thd_max_packed_sequences"]})
+
+
 def make_case(rng, index, shape, family, too_long=False) -> dict:
     """One case of the given topology and family, drawn until schedulable
-    (unless too_long)."""
-    for _ in range(1000):
-        case = _draw_case(rng, index, shape, family, too_long)
-        if too_long or (schedulable(case) and (family != RUNTIME_GROUPS
-                                               or runtime_cannot_run(case))):
+    (unless too_long). With tp 2 it must also be one the runtime can run: a
+    refusal on the TP rank 0 inside run() leaves its sibling waiting in the
+    scalar broadcast (as the too-long batch would); where the family cannot
+    give one in 200 draws (at G = 3 any sample over the budget needs a CP
+    group of 2, which the runtime lacks there), the short family does."""
+    for attempt in range(1000):
+        drawn = family if shape["tp"] == 1 or attempt < 200 else "short"
+        case = _draw_case(rng, index, shape, drawn, too_long)
+        if too_long:
+            return case
+        if (schedulable(case) and (drawn != RUNTIME_GROUPS or runtime_cannot_run(case))
+                and (shape["tp"] == 1 or _runnable(case))):
             return case
     raise RuntimeError(f"no schedulable {family} batch drawn for {shape}")
 
@@ -165,14 +180,15 @@ def _draw_case(rng, index, shape, family, too_long):
 
 def _family(index, shape, shapes):
     group = shape["dp"] * shape["cp"]
-    if index < len(shapes) and group % 2 == 0 and group & (group - 1):
+    if shape["tp"] == 1 and index < len(shapes) and group % 2 == 0 and group & (group - 1):
         return RUNTIME_GROUPS
     return FAMILIES[(index // len(shapes)) % len(FAMILIES)]
 
 
 def generate(world: int, count: int, seed: int) -> List[dict]:
     """`count` cases on W = world ranks: the topologies and families in turn
-    (the runtime-groups family first where G is even and no power of two),
+    (the runtime-groups family first where G is even and no power of two,
+    with tp 1),
     and, from 8 cases on, one batch with a sample too long for its group last."""
     rng = random.Random(seed)
     shapes = topologies(world)

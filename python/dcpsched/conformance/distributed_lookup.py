@@ -4,11 +4,15 @@ On each rank (run_lookups), every microbatch run() yielded, of every VPP
 stage, goes where a training step sends it: the data rank (TP rank 0) reads
 its local_cp_size and looks its CP group up with the checkout's
 get_dynamic_data_context_parallel_groups (runtime_upstream.py); then, if
-every rank's lookup succeeded (the ranks agree first, with a collective, so
-a rank whose lookup raises leaves no TP sibling waiting in a broadcast),
-every rank calls the checkout's get_batch_on_this_rank_for_sequence_packing
-with it, which looks the group up again and splits the rank's samples over
-it. Each microbatch's entry records the size, the group's DPxCP ranks (or
+every rank's lookup succeeded and every data rank's microbatch can be split
+on CPU (the ranks agree first, with a collective, so a rank that would
+raise leaves no TP sibling waiting in a broadcast), every rank calls the
+checkout's get_batch_on_this_rank_for_sequence_packing with it, which looks
+the group up again and splits the rank's samples over it. The split of a
+CP group of c > 1 ranks is Transformer Engine's zigzag, which needs every
+padded length divisible by 2c (the CPU stand-in,
+cpu_shims.thd_zigzag_indices, refuses others): a microbatch that is not
+is looked up but not split ("get_batch_skipped"). Each microbatch's entry records the size, the group's DPxCP ranks (or
 the KeyError), the DPxCP ranks of each sample the schedule gave this rank
 ("holders", data ranks), and what get_batch returned (records.py's form:
 tensors bit for bit, the CP group as DPxCP ranks) or raised.
@@ -42,12 +46,25 @@ def _of_value(value, dcp_ranks):
     return records.value(value)
 
 
-def _all_ranks_agree(ok: bool) -> bool:
+# What a rank's lookup left: get_batch can run, or not (why), for all ranks.
+LOOKUP_FAILED, NOT_SPLITTABLE, RUNNABLE = 0, 1, 2
+
+
+def _least_of_all_ranks(state: int) -> int:
+    """The smallest `state` any rank has (a collective over every rank)."""
     import torch  # pylint: disable=import-outside-toplevel
     import torch.distributed as dist  # pylint: disable=import-outside-toplevel
-    flags = [torch.zeros(1) for _ in range(dist.get_world_size())]
-    dist.all_gather(flags, torch.tensor([1.0 if ok else 0.0]))
-    return all(int(f.item()) == 1 for f in flags)
+    states = [torch.zeros(1) for _ in range(dist.get_world_size())]
+    dist.all_gather(states, torch.tensor([float(state)]))
+    return min(int(s.item()) for s in states)
+
+
+def _splittable(batch, size) -> bool:
+    """True if the zigzag split over `size` ranks is defined for the batch."""
+    if size <= 1:
+        return True
+    bounds = [int(x) for x in batch["cu_seqlens_padded"].tolist()]
+    return all((end - start) % (2 * size) == 0 for start, end in zip(bounds, bounds[1:]))
 
 
 def run_lookups(runtime, stages, count, vpp, groups, schedule, config) -> List[dict]:
@@ -66,7 +83,7 @@ def run_lookups(runtime, stages, count, vpp, groups, schedule, config) -> List[d
         for index in range(count):
             batch = stages[stage][index] if stages is not None else None
             entry = {"stage": stage, "microbatch": index}
-            ok = True
+            state = RUNNABLE
             if batch is not None:
                 size = int(batch["local_cp_size"])
                 entry["local_cp_size"] = size
@@ -79,8 +96,14 @@ def run_lookups(runtime, stages, count, vpp, groups, schedule, config) -> List[d
                     entry["group"] = _dcp_ranks(lookup(group_size=size), dcp_ranks)
                 except KeyError as error:
                     entry["lookup_error"] = f"KeyError: {error}"
-                    ok = False
-            if _all_ranks_agree(ok):
+                    state = LOOKUP_FAILED
+                if state == RUNNABLE and not _splittable(batch, size):
+                    state = NOT_SPLITTABLE
+            least = _least_of_all_ranks(state)
+            if least == NOT_SPLITTABLE:
+                entry["get_batch_skipped"] = ("a padded length not divisible by 2 x "
+                                              "local_cp_size on some rank (TE's zigzag needs it)")
+            if least == RUNNABLE:
                 try:
                     result = runtime.get_batch(
                         iter([batch]) if batch is not None else None, vpp_size=vpp,
@@ -90,7 +113,7 @@ def run_lookups(runtime, stages, count, vpp, groups, schedule, config) -> List[d
                 except Exception as error:  # pylint: disable=broad-except
                     entry["get_batch"] = records.of_error(error)
             else:
-                entry["get_batch"] = None  # not run: some rank's lookup failed
+                entry["get_batch"] = None  # not run: see above, or some rank's lookup failed
             entries.append(entry)
     return entries
 
