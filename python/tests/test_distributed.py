@@ -8,8 +8,13 @@ down under the deadline (exit 3, NOT CHECKED, no hang), both at W = 2 to
 keep the default tier short; usage errors exit 2. The timing mode
 (--timing) at W = 2 reports run() and scheduler times per topology, with
 shares between 0 and 1, and reports no figure (exit 1) when outputs differ.
-W = 8 runs in the nightly tier only (DCPSCHED_NIGHTLY_DISTRIBUTED=1,
-scripts/test.sh --nightly). No Megatron-LM code is needed.
+Every microbatch also goes through the fixture's CP group lookup and
+get_batch (its parallel_state.py); at W = 6 (G = 6, not a power of two)
+upstream's schedule fails there and the drop-in refuses it with invariant
+11 (needs the core's invariant 11), and the comparison of lookup records is
+tested on records alone. W = 8 and W = 12 run in the nightly tier only
+(DCPSCHED_NIGHTLY_DISTRIBUTED=1, scripts/test.sh --nightly). No Megatron-LM
+code is needed.
 """
 
 import io
