@@ -257,7 +257,7 @@ def test_a_planted_difference_is_found_and_shrunk(tmp_path):
             outcomes = checks.run_checks(planted, problem, 5.0, "next_hdp_group_packing_aware")
             return outcomes[0].kind == checks.DIFFER
 
-        uncapped = 0
+        uncapped = lone = 0
         for check, line in reports:
             assert check == "next_hdp_group_packing_aware", output
             problem = parse_problem_line(line)
@@ -267,20 +267,22 @@ def test_a_planted_difference_is_found_and_shrunk(tmp_path):
             if problem.max_num_seqs is not None:
                 assert not differs(dataclasses.replace(problem, max_num_seqs=None)), line
             else:
-                # And small: one sample just over mslpr. (Under a cap the
-                # smallest can be larger: the step must still fill every rank
-                # with at most max_num_seqs samples each.)
+                # And small: at most a few samples, most often one just over
+                # mslpr. (Under a cap the smallest can be larger: the step
+                # must still fill every rank with at most max_num_seqs
+                # samples each; on some G that are not powers of two a lone
+                # sample makes upstream fail, so the difference needs more.)
                 uncapped += 1
                 assert len(problem.samples) <= 8, line
-                assert [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
-                    problem.max_seq_len_per_rank + 1], line
+                lone += [n for _, n in problem.samples if n > problem.max_seq_len_per_rank] == [
+                    problem.max_seq_len_per_rank + 1]
             for index, (sample_id, length) in enumerate(problem.samples):
                 others = problem.samples[:index] + problem.samples[index + 1:]
                 assert not differs(problem.with_samples(others)), (line, index)
                 if length > 1:
                     shorter = others[:index] + ((sample_id, length - 1),) + others[index:]
                     assert not differs(problem.with_samples(shorter)), (line, index)
-        assert uncapped > 0, output
+        assert uncapped > 0 and lone >= uncapped * 3 // 4, output
     # The report says where: rank 0's exec time, bit patterns shown.
     assert re.search(r"answer\[2\]\[0\]: upstream \S+ \(0x[0-9a-f.p+]+\), dcpsched", output), output
 
