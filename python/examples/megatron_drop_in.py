@@ -14,6 +14,14 @@ it. install_into_megatron() reads which from the installed upstream (does
 its next_hdp_group_packing_aware take max_num_seqs?); the standalone class
 applies it, as PR #6479 does (pass max_num_seqs=None for dev's behaviour).
 
+Megatron-LM refuses an odd number of DPxCP ranks for dynamic CP at start-up
+(initialize_model_parallel(dynamic_context_parallel=True) asserts an even
+number), so no runtime runs default_dynamic_cp's schedules there:
+install_into_megatron() warns (OddDpCpSizeWarning) when the runtime it is
+installed into has an odd DPxCP size, and so does constructing the installed
+class for an odd dp_size * cp_size (a runtime that installs before
+initializing its process groups is caught there).
+
 Optional runtime guard: with verify=True every schedule is also checked by
 dcpsched.verify (linear in its size), and ScheduleViolation is raised if it
 breaks an invariant, before any rank acts on it.
@@ -41,6 +49,7 @@ import inspect
 import random
 import sys
 import time
+import warnings
 
 import dcpsched
 
@@ -56,6 +65,39 @@ class ScheduleViolation(RuntimeError):
         super().__init__(
             f"schedule breaks {len(self.violations)} invariant check(s):\n  {shown}"
             + (f"\n  ... and {more} more" if more > 0 else ""))
+
+
+class OddDpCpSizeWarning(UserWarning):
+    """The drop-in serves a runtime of an odd number of DPxCP ranks, which
+    Megatron-LM refuses for dynamic CP at start-up."""
+
+
+def odd_dp_cp_size_message(dp_cp_size):
+    """What OddDpCpSizeWarning says for `dp_cp_size` ranks."""
+    return (f"{dp_cp_size} DPxCP ranks: Megatron-LM refuses an odd number of DPxCP ranks "
+            "for dynamic context parallelism at start-up "
+            "(initialize_model_parallel(dynamic_context_parallel=True) asserts an even "
+            "number), so its runtime cannot run default_dynamic_cp's schedules here; make "
+            "data_parallel_size * context_parallel_size even")
+
+
+def warn_if_odd(dp_cp_size, stacklevel=3):
+    """Warns OddDpCpSizeWarning if dp_cp_size (None: unknown) is odd."""
+    if dp_cp_size is not None and dp_cp_size % 2 == 1:
+        warnings.warn(odd_dp_cp_size_message(dp_cp_size), OddDpCpSizeWarning,
+                      stacklevel=stacklevel)
+
+
+def runtime_dp_cp_size():
+    """The DPxCP size of the running Megatron-LM (its parallel_state, once
+    its groups are initialized), or None where there is none to read."""
+    try:
+        from megatron.core import parallel_state  # pylint: disable=import-outside-toplevel
+        if not parallel_state.model_parallel_is_initialized():
+            return None
+        return int(parallel_state.get_data_parallel_world_size(with_context_parallel=True))
+    except (ImportError, AttributeError, AssertionError, RuntimeError, TypeError):
+        return None
 
 
 class DcpschedGroupsMixin:
@@ -137,18 +179,28 @@ def upstream_applies_max_num_seqs(data_schedule):
     return "max_num_seqs" in inspect.signature(step).parameters
 
 
-def install_into_megatron(verify=False):
+def install_into_megatron(verify=False, dp_cp_size=None):
     """Registers a subclass of Megatron-LM's DefaultDynamicCPScheduler whose
     get_groups_and_subsamples is dcpsched's as scheduler_map's
     "default_dynamic_cp"; returns the subclass. It uses max_num_seqs as the
     installed upstream does (upstream_applies_max_num_seqs). Needs
-    Megatron-LM."""
+    Megatron-LM.
+
+    Warns OddDpCpSizeWarning if the runtime's DPxCP size is odd: dp_cp_size
+    where given, else the initialized parallel_state's (runtime_dp_cp_size);
+    the installed class warns too when constructed for an odd size."""
     from megatron.core.datasets import data_schedule
+
+    warn_if_odd(dp_cp_size if dp_cp_size is not None else runtime_dp_cp_size())
 
     class DcpschedDefaultDynamicCPScheduler(
             DcpschedGroupsMixin, data_schedule.DefaultDynamicCPScheduler):
         verify_schedules = verify
         applies_max_num_seqs = upstream_applies_max_num_seqs(data_schedule)
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            warn_if_odd(getattr(self, "total_hdp_gpus", None))
 
     data_schedule.scheduler_map["default_dynamic_cp"] = DcpschedDefaultDynamicCPScheduler
     return DcpschedDefaultDynamicCPScheduler

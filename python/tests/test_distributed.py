@@ -8,8 +8,13 @@ down under the deadline (exit 3, NOT CHECKED, no hang), both at W = 2 to
 keep the default tier short; usage errors exit 2. The timing mode
 (--timing) at W = 2 reports run() and scheduler times per topology, with
 shares between 0 and 1, and reports no figure (exit 1) when outputs differ.
-W = 8 runs in the nightly tier only (DCPSCHED_NIGHTLY_DISTRIBUTED=1,
-scripts/test.sh --nightly). No Megatron-LM code is needed.
+Every microbatch also goes through the fixture's CP group lookup and
+get_batch (its parallel_state.py); at W = 6 (G = 6, not a power of two)
+upstream's schedule fails there and the drop-in refuses it with invariant
+11 (needs the core's invariant 11), and the comparison of lookup records is
+tested on records alone. W = 8 and W = 12 run in the nightly tier only
+(DCPSCHED_NIGHTLY_DISTRIBUTED=1, scripts/test.sh --nightly). No Megatron-LM
+code is needed.
 """
 
 import io
@@ -30,8 +35,14 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 PIPELINE = FIXTURES / "megatron_pipeline"
 DROP_IN = EXAMPLES_DIR / "megatron_drop_in.py"
 CLOSING = re.compile(r"^distributed conformance: (\d+) cases on (\d+) ranks, (\d+) equal on "
-                     r"every rank, (\d+) differ, (\d+) both reject \(on every rank\); (\d+) "
-                     r"rank records compared$", re.M)
+                     r"every rank, (\d+) differ, (\d+) both reject \(on every rank\), (\d+) "
+                     r"upstream's runtime cannot run upstream's schedule \(dcpsched refuses: "
+                     r"invariant 11\); (\d+) rank records compared, (\d+) microbatches through "
+                     r"the CP group lookup$", re.M)
+LOOKUP_LINE = re.compile(r"^group lookup: every microbatch of every rank, both variants, .*: "
+                         r"(\d+) in all, get_batch run on \d+ .*; upstream's schedule fails "
+                         r"there in (\d+) case\(s\); (\d+) case\(s\) at an odd G not looked "
+                         r"up", re.M)
 
 
 def harness(*args, timeout=240):
@@ -56,8 +67,12 @@ def test_the_fixture_pipeline_is_equal_on_every_rank_at_w4():
     assert "upstream file: " in output and "sha256" in output
     assert "upstream files: NOT the files dcpsched was checked against" in output
     assert "shim: device" in output and "stand-in: RerunDataIterator" in output
-    # 8 cases: 7 answered and equal, the last with a sample too long for its group.
-    assert closing(output) == [8, 4, 7, 0, 1, 32]
+    # 8 cases: 7 answered and equal, the last with a sample too long for its group;
+    # every microbatch of every rank of the 7 went through the CP group lookup.
+    cases, world, equal, differ, both, runtime, compared, lookups = closing(output)
+    assert (cases, world, equal, differ, both, runtime, compared) == (8, 4, 7, 0, 1, 0, 32)
+    assert LOOKUP_LINE.search(output).groups() == (str(lookups), "0", "0"), output
+    assert lookups >= 2 * 4 * 7  # two variants, four ranks, at least one microbatch each
     assert "NOT CHECKED" not in output and "differ:" not in output
 
 
@@ -98,8 +113,8 @@ def test_a_drop_in_that_swaps_two_samples_differs(tmp_path):
     status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--batches", 3,
                              "--drop-in", wrong)
     assert status == 1, output
-    cases, world, equal, differ, _, _ = closing(output)
-    assert (cases, world) == (3, 2) and differ >= 1 and equal + differ <= 3
+    cases, world, equal, differ, _, runtime, _, _ = closing(output)
+    assert (cases, world, runtime) == (3, 2, 0) and differ >= 1 and equal + differ <= 3
     assert "NOT CHECKED" not in output
     assert re.search(r"^differ: case \d+ .*\n  rank \d+: ", output, re.M), output
 
@@ -192,9 +207,9 @@ def test_the_fixture_pipeline_is_equal_on_every_rank_at_w8():
     status, output = harness("--megatron", PIPELINE, "--distributed", 8, "--batches", 24,
                              "--drop-in", DROP_IN, timeout=900)
     assert status == 0, output
-    cases, world, equal, differ, both, compared = closing(output)
-    assert (cases, world, differ, both, compared) == (24, 8, 0, 1, 24 * 8)
-    assert equal == 23
+    cases, world, equal, differ, both, runtime, compared, lookups = closing(output)
+    assert (cases, world, differ, both, runtime, compared) == (24, 8, 0, 1, 0, 24 * 8)
+    assert equal == 23 and lookups > 0
     print(textwrap.indent(output, "  "))
 
 
@@ -226,8 +241,8 @@ def test_the_timing_mode_reports_run_and_scheduler_times_at_w2():
         assert 0 < seconds(up_sched) <= seconds(up_run)
         assert 0 < seconds(our_sched) <= seconds(our_run)
         assert 0 < float(up_share) < 1 and 0 < float(our_share) < 1
-    # 2 topologies x 2 repetitions, every one equal on both ranks.
-    assert closing(output) == [4, 2, 4, 0, 0, 8]
+    # 2 topologies x 2 repetitions, every one equal on both ranks (no lookup: timing only).
+    assert closing(output) == [4, 2, 4, 0, 0, 0, 8, 0]
     assert "NOT " not in output.split("distributed: W = 2")[1]
 
 
@@ -259,3 +274,141 @@ def test_the_timing_mode_reports_nothing_when_outputs_differ():
     assert status == 0 and len(TIMING_LINE.findall(out.getvalue())) == 2, out.getvalue()
     with pytest.raises(ValueError):
         distributed_timing.cases(8, 12, 1, 5154)
+
+
+def test_at_w6_upstreams_schedule_fails_the_lookup_and_dcpsched_refuses():
+    """dp 3 x cp 2 and dp 6 x cp 1 (G = 6, not a power of two: the runtime
+    has CP groups of 1, 2 and 6 only) and tp 2 x dp 3 (G = 3, odd: start-up
+    refuses it). The fixture's scheduler returns upstream's schedule, a CP
+    group of 4 among it; the drop-in refuses it with invariant 11 (needs the
+    core's invariant 11)."""
+    status, output = harness("--megatron", PIPELINE, "--distributed", 6, "--batches", 3,
+                             "--drop-in", DROP_IN)
+    assert status == 0, output
+    assert "1x3x2" in output and "1x6x1" in output and "2x3x1" in output
+    cases, world, equal, differ, both, runtime, compared, lookups = closing(output)
+    assert (cases, world, equal, differ, both, runtime, compared) == (3, 6, 1, 0, 0, 2, 18)
+    _, failed, odd = LOOKUP_LINE.search(output).groups()
+    assert (failed, odd) == ("2", "1"), output
+    # Upstream's variant went through the lookup on every rank; the drop-in's none.
+    assert lookups >= 2 * 6
+    reports = re.findall(r"^runtime cannot run: case (\d+) \(runtime_groups\): tp 1 x dp (\d) x "
+                         r"cp (\d).*\n  upstream's runtime: rank \d+ stage 0 microbatch \d+: "
+                         r"local_cp_size 4: the lookup raises KeyError: 4\n(?:  upstream's .*\n)?"
+                         r"  drop-in: UnschedulableError: upstream returns a schedule its runtime "
+                         r"cannot run: invariant 11 \(runtime groups\): ", output, re.M)
+    assert sorted((int(d), int(c)) for _, d, c in reports) == [(3, 2), (6, 1)], output
+    assert "shim: torch.distributed.new_group" in output
+
+
+@pytest.mark.skipif(os.environ.get("DCPSCHED_NIGHTLY_DISTRIBUTED") != "1",
+                    reason="nightly tier: DCPSCHED_NIGHTLY_DISTRIBUTED=1 (scripts/test.sh "
+                           "--nightly)")
+def test_at_w12_every_schedule_the_runtime_cannot_run_is_refused():
+    """G = 12 and 6 (tp 2): no CP group of 8 (or 4) exists there; the first
+    case of each tp 1 topology is of the runtime-groups family."""
+    status, output = harness("--megatron", PIPELINE, "--distributed", 12, "--batches", 12,
+                             "--drop-in", DROP_IN, timeout=1200)
+    assert status == 0, output
+    cases, world, equal, differ, both, runtime, compared, _ = closing(output)
+    assert (cases, world, differ, both, compared) == (12, 12, 0, 1, 12 * 12)
+    assert runtime >= 3 and equal + runtime == 11, output  # 3 tp 1 topologies
+    print(textwrap.indent(output, "  "))
+
+
+def test_the_w6_cases_have_a_non_power_of_two_g_and_the_runtime_family():
+    cases = distributed_cases.generate(6, 8, 5154)
+    shapes = [(c["tp"], c["dp"], c["cp"]) for c in cases]
+    assert shapes[:3] == [(1, 6, 1), (1, 3, 2), (2, 3, 1)]
+    assert [c["family"] for c in cases[:3]] == ["runtime_groups", "runtime_groups", "benchmark"]
+    for case in cases[:2]:  # upstream's schedule of it is one the runtime cannot run
+        assert distributed_cases.runtime_cannot_run(case)
+    # On a power-of-two G there is no such family.
+    assert "runtime_groups" not in {c["family"] for c in distributed_cases.generate(8, 40, 5154)}
+
+
+# The comparison of the records alone (no processes): one case on G = 6 ranks
+# (tp 1), upstream's schedule [[0], [0], [0], [0], [1], [2]]: sample 0 on a CP
+# group of 4, which the runtime does not have at G = 6.
+SCHEDULE = [[[0], [0], [0], [0], [1], [2]]]
+CASE = {"index": 0, "family": "runtime_groups", "tp": 1, "dp": 6, "cp": 1,
+        "max_seqlen_per_dp_cp_rank": 8, "min_cp_size": 1, "vpp": None,
+        "microbatch_group_size_per_vp_stage": None, "thd_max_packed_sequences": None,
+        "num_microbatches": 1, "items": [[[1]]] * 6, "seed": 1}
+REFUSAL = {"error": "UnschedulableError", "message": "upstream returns a schedule its runtime "
+           "cannot run: invariant 11 (runtime groups): microbatch 0 ranks 0-3: ..."}
+
+
+def lookup_entries(schedule, rank, failing):
+    """One rank's lookup entries: the group the rule gives, or the KeyError
+    where `failing` says the lookup raised."""
+    entries = []
+    for index, microbatch in enumerate(schedule):
+        holders = [[sample, [r for r, ids in enumerate(microbatch) if sample in ids]]
+                   for sample in microbatch[rank]]
+        size = len(holders[0][1])
+        entry = {"stage": 0, "microbatch": index, "local_cp_size": size, "holders": holders}
+        if failing:
+            entry["lookup_error"] = f"KeyError: {size}"
+            entry["get_batch"] = None
+        else:
+            start = rank // size * size
+            entry["group"] = list(range(start, start + size))
+            entry["get_batch"] = [None] * 5 + [{"cp_group": {"group": entry["group"]}}, None]
+        entries.append(entry)
+    return entries
+
+
+def records_of(upstream_failing, drop_in, schedule=SCHEDULE):
+    """The six ranks' results: upstream answered with `schedule`, its lookup
+    failing on ranks 0-3 where upstream_failing; the drop-in's record is
+    REFUSAL, or "same" (upstream's, lookups included)."""
+    results = []
+    for rank in range(6):
+        answered = {"num_micro_batches": {"type": "int", "repr": "1"},
+                    "ids": [mb[rank] for mb in schedule], "seconds": 0.1, "run_seconds": 0.1,
+                    "scheduler_seconds": 0.0, "scheduler_calls": ["Theirs"],
+                    "lookup": lookup_entries(schedule, rank, upstream_failing and rank < 4)}
+        ours = ({**answered, "scheduler_calls": ["Ours"]} if drop_in == "same" else
+                {**drop_in, "seconds": 0.1, "run_seconds": 0.1, "scheduler_seconds": 0.0,
+                 "scheduler_calls": []})
+        results.append({"shims": [], "stand_ins": [], "torch": "test",
+                        "classes": {"upstream": "Theirs", "drop_in": "Ours"},
+                        "cases": [{"index": 0, "upstream": answered, "drop_in": ours}]})
+    return results
+
+
+def report(results):
+    out = io.StringIO()
+    status = distributed._report([CASE], results, 6, 1.0, out, "")  # pylint: disable=protected-access
+    return status, out.getvalue()
+
+
+def test_a_refusal_the_lookup_confirms_is_its_own_outcome():
+    status, output = report(records_of(True, REFUSAL))
+    assert status == 0, output
+    assert closing(output)[3:6] == [0, 0, 1], output
+    assert "upstream's runtime: rank 0 stage 0 microbatch 0: local_cp_size 4: the lookup " \
+           "raises KeyError: 4" in output
+
+
+def test_a_refusal_the_lookup_does_not_confirm_differs():
+    runnable = [[[0], [0], [1], [1], [2], [3]]]
+    status, output = report(records_of(False, REFUSAL, runnable))
+    assert status == 1 and closing(output)[3:6] == [1, 0, 0], output
+    assert "the drop-in refuses with invariant 11, unconfirmed" in output
+
+
+def test_a_schedule_the_runtime_cannot_run_from_the_drop_in_differs():
+    status, output = report(records_of(True, "same"))
+    assert status == 1 and closing(output)[3:6] == [1, 0, 0], output
+    assert "the drop-in returns a schedule the runtime cannot run" in output
+
+
+def test_the_lookup_and_the_rule_must_agree():
+    # A lookup that raises where runtime_groups.py finds the schedule runnable.
+    runnable = [[[0], [0], [1], [1], [2], [3]]]
+    status, output = report(records_of(True, REFUSAL, runnable))
+    assert status == 1 and closing(output)[3:6] == [1, 0, 0], output
+    status, output = report(records_of(True, "same", runnable))
+    assert status == 1 and "differ:" in output, output

@@ -1,7 +1,8 @@
 """python/examples/megatron_drop_in.py: runs as a script, equals the module,
 guards, plugs into (a stand-in for) Megatron-LM's scheduler_map, and uses
 max_num_seqs as the upstream it plugs into does (Megatron-LM PR #6479 caps
-with it; dev ignores it)."""
+with it; dev ignores it), and warns when it serves an odd number of DPxCP
+ranks, which Megatron-LM refuses for dynamic CP at start-up."""
 
 import importlib.util
 import os
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import types
+import warnings
 
 import pytest
 
@@ -140,6 +142,74 @@ def test_install_into_megatron(example, monkeypatch):
     assert scheduler.verify_schedules
     assert scheduler.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
         batch, 8, 2048, vpp_group=2)
+
+
+def fake_parallel_state(dp_cp_size, initialized=True):
+    """megatron.core.parallel_state as the drop-in reads it: initialized or
+    not, with a DPxCP group of dp_cp_size ranks."""
+    parallel_state = types.ModuleType("megatron.core.parallel_state")
+    parallel_state.model_parallel_is_initialized = lambda: initialized
+
+    def get_data_parallel_world_size(with_context_parallel=False):
+        assert with_context_parallel
+        return dp_cp_size
+    parallel_state.get_data_parallel_world_size = get_data_parallel_world_size
+    return parallel_state
+
+
+def install_with_parallel_state(example, monkeypatch, parallel_state, **kwargs):
+    """install_into_megatron(verify=True, **kwargs) into fake_megatron() with
+    parallel_state as megatron.core.parallel_state; returns (the class, the
+    OddDpCpSizeWarnings raised)."""
+    packages = fake_megatron()
+    if parallel_state is not None:
+        packages["megatron.core"].parallel_state = parallel_state
+        packages["megatron.core.parallel_state"] = parallel_state
+    for name, module in packages.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        installed = example.install_into_megatron(verify=True, **kwargs)
+    return installed, [w for w in caught if issubclass(w.category,
+                                                       example.OddDpCpSizeWarning)]
+
+
+@pytest.mark.parametrize("dp_cp_size", [3, 5, 15])
+def test_install_into_a_runtime_of_odd_dp_cp_size_warns(example, monkeypatch, dp_cp_size):
+    _, raised = install_with_parallel_state(example, monkeypatch,
+                                            fake_parallel_state(dp_cp_size))
+    assert len(raised) == 1
+    message = str(raised[0].message)
+    assert message.startswith(f"{dp_cp_size} DPxCP ranks: Megatron-LM refuses an odd number "
+                              "of DPxCP ranks for dynamic context parallelism at start-up")
+    assert raised[0].filename == __file__  # pointed at the caller of install_into_megatron
+
+
+@pytest.mark.parametrize("parallel_state, kwargs, warned", [
+    (fake_parallel_state(6), {}, False),
+    (fake_parallel_state(12), {}, False),
+    (fake_parallel_state(3, initialized=False), {}, False),  # nothing to read yet
+    (None, {}, False),                                        # no parallel_state at all
+    (None, {"dp_cp_size": 7}, True),                          # said by the caller
+    (fake_parallel_state(3), {"dp_cp_size": 4}, False),       # the caller's size wins
+])
+def test_install_warns_only_for_an_odd_size_it_knows(example, monkeypatch, parallel_state,
+                                                     kwargs, warned):
+    _, raised = install_with_parallel_state(example, monkeypatch, parallel_state, **kwargs)
+    assert bool(raised) is warned
+
+
+def test_the_installed_class_warns_when_built_for_an_odd_size(example, monkeypatch):
+    installed, raised = install_with_parallel_state(example, monkeypatch, None)
+    assert not raised
+    with pytest.warns(example.OddDpCpSizeWarning, match="^3 DPxCP ranks: Megatron-LM refuses"):
+        scheduler = installed(2048, 1, 3, None, max_num_seqs=None, min_cp_size=1)
+    # It still schedules, as upstream's scheduler would: the runtime is what refuses.
+    assert scheduler.get_groups_and_subsamples([(0, 10)]) == dcpsched.schedule_dynamic_cp(
+        [(0, 10)], 3, 2048)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        installed(2048, 2, 3, None, max_num_seqs=None, min_cp_size=1)  # 6 ranks: silent
 
 
 def capped_batch():

@@ -13,7 +13,16 @@ bit for bit (checks.py; upstream runs in a worker process under a timeout
 and a memory limit, worker.py), shrinks every difference to a small problem
 (shrink.py), and prints a closing line
 
-    conformance: N equal, M differ, K both reject, H upstream hangs (dcpsched rejects)
+    conformance: N equal, M differ, K both reject, H upstream hangs (dcpsched rejects),
+        R upstream returns a schedule its runtime cannot run (dcpsched refuses: invariant 11)
+
+(one line). R counts the problems where upstream returns a schedule that
+Megatron-LM's own runtime cannot run (a CP group it never creates, or one
+that holds other ranks than the samples: runtime_groups.py) and dcpsched
+refuses it naming invariant 11; the check confirms each with its own reading
+of the runtime's group rule, else counts a difference, and shows the
+smallest such problem it found (shrunk), upstream's schedule and where the
+runtime fails ("runtime cannot run: ...").
 
 The report opens with the SHA-256 of each upstream file loaded and whether
 they are files dcpsched was checked against (known_upstreams.py), and with
@@ -37,5 +46,10 @@ of tests/golden/ (golden.py).
 runs upstream's data pipeline (wrap_data_iterator, DpBalancedScheduler.run)
 on W gloo processes with upstream's scheduler and with the drop-in, and
 compares every rank's microbatches bit for bit (distributed.py and the
-modules it names); exit 3 when something did not run (NOT CHECKED).
+modules it names), and sends every microbatch of every rank through the
+checkout's own CP group lookup and get_batch_on_this_rank_for_sequence_packing
+(distributed_lookup.py, runtime_upstream.py): where upstream's schedule
+fails there and the drop-in refuses it with invariant 11, the case is
+counted as "upstream's runtime cannot run upstream's schedule"; exit 3 when
+something did not run (NOT CHECKED).
 """

@@ -31,8 +31,17 @@ checkout's step takes it (Megatron-LM PR #6479). Where it does not
 (Megatron-LM dev: the class accepts max_num_seqs, the step ignores it),
 dcpsched gets no cap, so an equal answer shows the cap plays no part there.
 
+Where upstream returns a schedule and dcpsched refuses it with invariant 11
+(UnschedulableError, "upstream returns a schedule its runtime cannot run:
+invariant 11 (runtime groups): ..."), the schedule is one Megatron-LM's own
+runtime cannot run: a rank's CP group is one the runtime never creates, or
+holds other ranks than its samples. The check confirms that on its own, with
+runtime_groups.py's reading of the runtime applied to upstream's schedule;
+confirmed, the outcome is "upstream returns a schedule its runtime cannot
+run" (upstream's schedule kept in the outcome), else "differ".
+
 Outcomes: "equal", "differ", "both reject", "upstream hangs" (and dcpsched
-refuses), "outside" (dcpsched refuses the problem as outside its limits,
+refuses), "upstream returns a schedule its runtime cannot run", "outside" (dcpsched refuses the problem as outside its limits,
 InvalidInputError, and upstream gives an answer that keeps the invariants:
 upstream's behaviour outside the specification's valid input is not the contract, so it
 is counted apart, not compared), "skip" (the check needs an upstream answer
@@ -44,6 +53,7 @@ import struct
 from typing import Any, Callable, Optional
 
 import dcpsched
+from dcpsched.conformance import runtime_groups
 from dcpsched.conformance.problems import DpBalancedProblem, DynamicCpProblem, VppAlignProblem
 
 EQUAL = "equal"
@@ -53,6 +63,7 @@ UPSTREAM_HANGS = "upstream hangs"
 # A timed-out upstream call where dcpsched answers is run again this many
 # times longer.
 RETRY_FACTOR = 30
+RUNTIME_CANNOT_RUN = "upstream returns a schedule its runtime cannot run"
 OUTSIDE = "outside"
 SKIP = "skip"
 
@@ -99,6 +110,9 @@ class Outcome:
     upstream_broken: Optional[str] = None
     # The max_num_seqs dcpsched was given (see applied_cap).
     max_num_seqs: Optional[int] = None
+    # Where Megatron-LM's runtime cannot run upstream's schedule
+    # (runtime_groups.py), for RUNTIME_CANNOT_RUN.
+    runtime_broken: Optional[str] = None
 
     def describe(self, limit: int = 300) -> str:
         """The two answers, shortened; for two different values, where they differ."""
@@ -157,14 +171,19 @@ def cap_changes_schedule(upstream, problem: DynamicCpProblem) -> bool:
     return not (capped.ok and uncapped.ok and same(capped.value, uncapped.value))
 
 
-def _dynamic_schedule_broken(problem: DynamicCpProblem, groups) -> Optional[str]:
-    """Judged with the problem's max_num_seqs: pass the cap that applies."""
+def _dynamic_schedule_broken(problem: DynamicCpProblem, groups,
+                             runtime_groups_too: bool = True) -> Optional[str]:
+    """Judged with the problem's max_num_seqs: pass the cap that applies.
+    runtime_groups_too=False leaves out invariant 11 (runtime groups): a
+    schedule the runtime cannot run is still one to align."""
     try:
         violations = dcpsched.verify(groups, list(problem.samples), problem.total_gpus,
                                      problem.max_seq_len_per_rank, problem.min_cp_size,
                                      problem.vpp_group, problem.max_num_seqs)
     except (TypeError, ValueError) as error:
         return f"unreadable or for an invalid problem: {error}"
+    if not runtime_groups_too:
+        violations = [v for v in violations if not v.startswith("invariant 11 ")]
     return "; ".join(violations[:3]) if violations else None
 
 
@@ -176,6 +195,24 @@ def _step_broken(problem: DynamicCpProblem, step) -> Optional[str]:
         return f"not a 4-tuple: {error}"
     placed = problem.with_samples(s for s in problem.samples if s[0] not in left)
     return _dynamic_schedule_broken(dataclasses.replace(placed, vpp_group=None), [sample_ids])
+
+
+def _runtime_broken(problem: DynamicCpProblem, schedule) -> Optional[str]:
+    """Where Megatron-LM's runtime cannot run `schedule` of `problem`, or
+    None (also for a schedule the rule cannot read: then nothing confirms it)."""
+    try:
+        found = runtime_groups.violations(schedule, problem.total_gpus, problem.min_cp_size)
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None
+    return "; ".join(found[:3]) if found else None
+
+
+def _step_runtime_broken(problem: DynamicCpProblem, step) -> Optional[str]:
+    try:
+        sample_ids = step[3]
+    except (TypeError, IndexError):
+        return None
+    return _runtime_broken(problem, [sample_ids])
 
 
 def _width_broken(schedule, width: int) -> Optional[str]:
@@ -231,32 +268,43 @@ def _upstream_dp_balanced(upstream, problem: DpBalancedProblem):
         max_num_seqs=problem.max_num_seqs).get_groups_and_subsamples(problem.samples())
 
 
+def classify(u: Answer, d: Answer, broken, runtime_broken=None):
+    """(kind, why upstream counts as refusing, where its runtime cannot run
+    upstream's answer) for upstream's answer `u` and dcpsched's `d`.
+    broken(value) and runtime_broken(value) judge upstream's value (None:
+    nothing broken); runtime_broken is None for checks whose answers are no
+    dynamic-CP schedule, where an invariant-11 refusal is a difference."""
+    if u.ok and d.ok:
+        return (EQUAL if same(u.value, d.value) else DIFFER), None, None
+    if d.ok:
+        return DIFFER, None, None
+    if u.hung:
+        return UPSTREAM_HANGS, None, None
+    if not u.ok:
+        return BOTH_REJECT, None, None
+    if runtime_groups.names_runtime_groups(d.error):
+        # dcpsched says upstream's runtime cannot run upstream's answer:
+        # confirmed only by the rule's own reading of that answer.
+        runtime = runtime_broken(u.value) if runtime_broken else None
+        return (RUNTIME_CANNOT_RUN if runtime else DIFFER), None, runtime
+    why = broken(u.value)
+    if why:
+        return BOTH_REJECT, why, None
+    return (OUTSIDE if d.invalid_input else DIFFER), None, None
+
+
 def _compare(check, worker, upstream_call, dcpsched_answer, broken, problem,
-             timeout, max_num_seqs=None) -> Outcome:
+             timeout, max_num_seqs=None, runtime_broken=None) -> Outcome:
     """Runs upstream_call, a (function, args) request, in the worker (dcpsched
-    has run) and classifies the two answers. An upstream call that times out
-    where dcpsched answers is given RETRY_FACTOR times longer before it counts
-    as a hang (upstream is slow on thousands of ranks)."""
+    has run) and classifies the two answers (classify()). An upstream call
+    that times out where dcpsched answers is given RETRY_FACTOR times longer
+    before it counts as a hang (upstream is slow on thousands of ranks)."""
     d = dcpsched_answer
     u = worker.call(*upstream_call, timeout)
     if u.hung and d.ok:
         u = worker.call(*upstream_call, timeout * RETRY_FACTOR)
-    why = None
-    if u.ok and d.ok:
-        kind = EQUAL if same(u.value, d.value) else DIFFER
-    elif d.ok:
-        kind = DIFFER
-    elif u.hung:
-        kind = UPSTREAM_HANGS
-    elif not u.ok:
-        kind = BOTH_REJECT
-    else:
-        why = broken(u.value)
-        if why:
-            kind = BOTH_REJECT
-        else:
-            kind = OUTSIDE if d.invalid_input else DIFFER
-    return Outcome(check, kind, u, d, problem, why, max_num_seqs)
+    kind, why, runtime = classify(u, d, broken, runtime_broken)
+    return Outcome(check, kind, u, d, problem, why, max_num_seqs, runtime)
 
 
 def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=None):
@@ -273,19 +321,22 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
             run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
                 problem.min_cp_size, problem.vpp_group, cap)),
-            lambda groups: _dynamic_schedule_broken(judged, groups), problem, timeout, cap))
+            lambda groups: _dynamic_schedule_broken(judged, groups), problem, timeout, cap,
+            lambda groups: _runtime_broken(problem, groups)))
     if only in (None, "next_hdp_group_packing_aware"):
         outcomes.append(_compare(
             "next_hdp_group_packing_aware", worker, (_upstream_step, (problem,)),
             run_dcpsched(lambda: dcpsched.next_group_packing_aware(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
                 problem.min_cp_size, cap)),
-            lambda step: _step_broken(judged, step), problem, timeout, cap))
+            lambda step: _step_broken(judged, step), problem, timeout, cap,
+            lambda step: _step_runtime_broken(problem, step)))
     if (only in (None, "align_sample_id_groups") and problem.vpp_group is not None
             and problem.vpp_group > 1):
         unaligned = worker.call(_upstream_schedule, (problem, None), timeout)
         if unaligned.ok and not _dynamic_schedule_broken(
-                dataclasses.replace(judged, vpp_group=None), unaligned.value):
+                dataclasses.replace(judged, vpp_group=None), unaligned.value,
+                runtime_groups_too=False):
             outcomes.append(_align_outcome(worker, unaligned.value, problem.vpp_group,
                                            timeout, problem))
         else:

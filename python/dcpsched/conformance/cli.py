@@ -16,7 +16,10 @@ from dcpsched.conformance.worker import UpstreamWorker
 # A progress line on stderr every this many problems.
 PROGRESS_EVERY = 500
 CLOSING = ("conformance: {equal} equal, {differ} differ, {both} both reject, "
-           "{hangs} upstream hangs (dcpsched rejects)")
+           "{hangs} upstream hangs (dcpsched rejects), {runtime} upstream returns a schedule "
+           "its runtime cannot run (dcpsched refuses: invariant 11)")
+# The longest upstream schedule shown in a report, in characters.
+SHOWN_SCHEDULE = 600
 # Appended to CLOSING when upstream has parameters dcpsched does not model:
 # the counts then say nothing about those parameters, so the line is never
 # a clean one.
@@ -103,6 +106,31 @@ def _report(outcome, source, worker, timeout, out) -> None:
     print(f"  found in {source}", file=out)
 
 
+def _size(problem):
+    """How large a problem is, for keeping the smallest example: samples, then ranks."""
+    return (len(problem.samples), problem.total_gpus)
+
+
+def _report_runtime(outcome, source, worker, timeout, out) -> None:
+    """Prints the smallest problem found, shrunk from outcome's, on which
+    upstream returns a schedule its runtime cannot run (and dcpsched refuses
+    it with invariant 11): upstream's schedule, where the runtime fails, and
+    dcpsched's refusal."""
+    def cannot_run(candidate):
+        return any(o.kind == checks.RUNTIME_CANNOT_RUN
+                   for o in checks.run_checks(worker, candidate, timeout, outcome.check))
+    smallest = shrink.shrink(outcome.problem, cannot_run)
+    shown = checks.run_checks(worker, smallest, timeout, outcome.check)[0]
+    schedule = repr(shown.upstream.value)
+    if len(schedule) > SHOWN_SCHEDULE:
+        schedule = schedule[:SHOWN_SCHEDULE] + " ..."
+    print(f"runtime cannot run: {outcome.check}: {smallest.line()}", file=out)
+    print(f"  upstream returns {schedule}", file=out)
+    print(f"  its runtime: {shown.runtime_broken}", file=out)
+    print(f"  dcpsched: {shown.dcpsched.error}", file=out)
+    print(f"  found in {source}; {outcome.problem.line()[:200]}", file=out)
+
+
 def _describe_upstream(up, out) -> List[str]:
     """Prints what was loaded: the files' hashes (known or not), the upstream
     parameters dcpsched does not model, where max_num_seqs goes. Returns the
@@ -161,6 +189,8 @@ def _run_distributed(args, out) -> int:
     try:
         up = upstream.load(args.megatron)
         pipeline_upstream.check_has_pipeline(up)
+        from dcpsched.conformance import runtime_upstream
+        runtime_upstream.check_has_runtime(args.megatron)
     except upstream.MissingFunction as error:
         print(f"conformance: {error}", file=sys.stderr)
         return 2
@@ -218,6 +248,7 @@ def _run_problems(args, out) -> int:
     writer = (GoldenWriter(args.write_golden, args.golden_tag, args.golden_max_gpus)
               if args.write_golden else None)
     counts = collections.Counter()
+    runtime_examples = {}  # check -> (source, the smallest outcome of its kind)
     problems = 0
     capped = 0        # dynamic-CP problems that set max_num_seqs
     cap_changed = 0   # ... on which the cap upstream applies changes the schedule
@@ -237,6 +268,13 @@ def _run_problems(args, out) -> int:
                         writer.add(outcome)
                     if outcome.kind == checks.DIFFER:
                         _report(outcome, source, worker, args.timeout, out)
+                    kept = runtime_examples.get(outcome.check)
+                    if outcome.kind == checks.RUNTIME_CANNOT_RUN and (
+                            kept is None or _size(outcome.problem) < _size(kept[1].problem)):
+                        runtime_examples[outcome.check] = (source, outcome)
+            for check in sorted(runtime_examples):
+                source, outcome = runtime_examples[check]
+                _report_runtime(outcome, source, worker, args.timeout, out)
     except corpus.CorpusError as error:
         print(f"conformance: {error}", file=sys.stderr)
         return 2
@@ -252,7 +290,8 @@ def _run_problems(args, out) -> int:
           "upstream schedule that failed", file=out)
     closing = CLOSING.format(equal=counts[checks.EQUAL], differ=counts[checks.DIFFER],
                              both=counts[checks.BOTH_REJECT],
-                             hangs=counts[checks.UPSTREAM_HANGS])
+                             hangs=counts[checks.UPSTREAM_HANGS],
+                             runtime=counts[checks.RUNTIME_CANNOT_RUN])
     if unmodelled:
         closing += UNMODELLED.format(parameters=", ".join(unmodelled))
     print(closing, file=out)

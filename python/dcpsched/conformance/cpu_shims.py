@@ -9,7 +9,16 @@ processes only (install() is never called in the user's process):
   Tensor.cuda() returns the tensor itself (on the CPU);
 - torch.distributed.all_gather_into_tensor, where gloo does not provide it
   (Debian's torch 1.13): an equivalent built on gloo's all_gather, writing
-  the group's inputs one after another, in rank order, into the output.
+  the group's inputs one after another, in rank order, into the output;
+- torch.distributed.broadcast of a bool tensor, where gloo refuses the type
+  (torch 1.13: "Invalid scalar type"; get_batch_on_this_rank_for_sequence_packing
+  broadcasts its bool padding_mask): the tensor is broadcast as uint8 and
+  copied back.
+
+For the runtime's group lookup (runtime_upstream.py, which names its own
+shims in the report), thd_zigzag_indices stands in for Transformer Engine's
+thd_get_partitioned_indices, a CUDA kernel: the rows of the rank's share of
+each packed sequence when it is split over a CP group (THD_ZIGZAG says how).
 
 Everything else, upstream's scheduling, rerouting, packing and broadcasts
 included, runs as it is. describe() lists the shims installed, for the
@@ -60,6 +69,52 @@ def _gloo_has_all_gather_into_tensor() -> bool:
     return True
 
 
+THD_ZIGZAG = ("each sequence of cu_seqlens cut into 2 x cp_size equal chunks, rank r taking "
+              "chunks r and 2 cp_size - 1 - r (TE's zigzag; a length not divisible by "
+              "2 cp_size is refused, and such microbatches are looked up but not split)")
+
+
+def thd_zigzag_indices(cu_seqlens, total_tokens, cp_size, cp_rank):
+    """The rows CP rank `cp_rank` of `cp_size` takes of a packed THD batch
+    (THD_ZIGZAG); an int64 tensor, in row order. Raises ValueError for a
+    sequence length not divisible by 2 x cp_size."""
+    bounds = [int(x) for x in cu_seqlens.tolist()]
+    chunks = 2 * cp_size
+    rows = []
+    for start, end in zip(bounds, bounds[1:]):
+        length = end - start
+        if length % chunks:
+            raise ValueError(f"THD zigzag: a sequence of {length} rows is not divisible by "
+                             f"2 x cp_size = {chunks}")
+        size = length // chunks
+        for chunk in (cp_rank, chunks - 1 - cp_rank):
+            rows.extend(range(start + size * chunk, start + size * (chunk + 1)))
+    del total_tokens  # the rows past the last sequence are nobody's
+    return torch.tensor(rows, dtype=torch.int64)
+
+
+def _broadcast_bools_as_bytes(real):
+    def broadcast(tensor, src, group=None, async_op=False):
+        if tensor.dtype != torch.bool:
+            return real(tensor, src, group=group, async_op=async_op)
+        if async_op:
+            raise NotImplementedError("the harness's bool broadcast shim is synchronous")
+        as_bytes = tensor.to(torch.uint8)
+        real(as_bytes, src, group=group)
+        tensor.copy_(as_bytes.to(torch.bool))
+        return None
+    return broadcast
+
+
+def _gloo_broadcasts_bools() -> bool:
+    """True if a bool tensor broadcasts on the default (gloo) group."""
+    try:
+        dist.broadcast(torch.zeros(1, dtype=torch.bool), 0)
+    except RuntimeError:
+        return False
+    return True
+
+
 def install() -> List[str]:
     """Installs the shims (after init_process_group: the collective probe
     runs on the default group, on every rank alike); returns describe()."""
@@ -75,6 +130,10 @@ def install() -> List[str]:
         _installed.append("torch.distributed.all_gather_into_tensor (gloo lacks it in torch "
                           f"{torch.__version__}) -> all_gather into a list, concatenated "
                           "in rank order")
+    if not _gloo_broadcasts_bools():
+        dist.broadcast = _broadcast_bools_as_bytes(dist.broadcast)
+        _installed.append("torch.distributed.broadcast of a bool tensor (gloo refuses the type "
+                          f"in torch {torch.__version__}) -> broadcast as uint8, copied back")
     return describe()
 
 

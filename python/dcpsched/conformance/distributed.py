@@ -8,7 +8,17 @@ there), waits for all of them under one deadline, and compares, case by
 case and rank by rank, the record of upstream's run with the drop-in's
 (records.py): every microbatch each rank yields (each tensor bit for bit,
 the VPP stages' iterators one by one), the microbatch count, the FLOPs
-sums, the ids the schedule gives the rank, or the error raised.
+sums, the ids the schedule gives the rank, or the error raised, and what
+the runtime's CP group lookup and get_batch made of every microbatch
+(distributed_lookup.py).
+
+A case where upstream's schedule fails at the lookup (a KeyError, or a group
+that is not its samples' ranks), runtime_groups.py agreeing, and the drop-in
+refuses with invariant 11 on every rank is its own outcome ("upstream's
+runtime cannot run upstream's schedule"), printed, not a difference; at an
+odd G, which start-up refuses (no lookup), runtime_groups.py alone confirms
+it. A drop-in that refuses so unconfirmed, a drop-in schedule that fails
+the lookup, and the lookup and the rule disagreeing are differences.
 
 It never reports a clean result for something that did not run: a rank
 that fails, hangs past the deadline or stops out of step brings the others
@@ -32,11 +42,14 @@ import tempfile
 import time
 from typing import List
 
-from dcpsched.conformance import distributed_cases, distributed_timing, records
+from dcpsched.conformance import (distributed_cases, distributed_lookup, distributed_timing,
+                                  records, runtime_groups)
 
 CLOSING = ("distributed conformance: {cases} cases on {world} ranks, {equal} equal on every "
-           "rank, {differ} differ, {both} both reject (on every rank); {compared} rank records "
-           "compared")
+           "rank, {differ} differ, {both} both reject (on every rank), {runtime} upstream's "
+           "runtime cannot run upstream's schedule (dcpsched refuses: invariant 11); "
+           "{compared} rank records compared, {lookups} microbatches through the CP group "
+           "lookup")
 NOT_CHECKED = "; NOT CHECKED: {why}"
 UPSTREAM, DROP_IN = "upstream", "drop_in"
 
@@ -88,8 +101,106 @@ class _Ranks:
         return text[-lines:]
 
 
+def _lookup_of(case, per_rank, variant):
+    """(failures, looked up): where the variant's microbatches cannot run
+    (distributed_lookup.failures) and how many microbatch entries went
+    through the lookup; (None, 0) where it did not run (the variant raised,
+    or start-up refused an odd G)."""
+    lookups = [entry[variant].get("lookup") for entry in per_rank]
+    if any(not isinstance(lookup, list) for lookup in lookups):
+        return None, 0
+    return distributed_lookup.failures(lookups, case["tp"]), sum(len(l) for l in lookups)
+
+
+def _split_counts(per_rank):
+    """(microbatch entries get_batch ran on, entries skipped as not
+    splittable on CPU), both variants."""
+    ran = skipped = 0
+    for entry in per_rank:
+        for variant in (UPSTREAM, DROP_IN):
+            lookup = entry[variant].get("lookup")
+            for item in lookup if isinstance(lookup, list) else []:
+                ran += item.get("get_batch") is not None
+                skipped += "get_batch_skipped" in item
+    return ran, skipped
+
+
+def _refused_by_start_up(per_rank, variant):
+    """Why start-up refuses the case's G (odd), or None."""
+    lookup = per_rank[0][variant].get("lookup")
+    return lookup.get("not_run") if isinstance(lookup, dict) else None
+
+
+def _rule_findings(case, per_rank):
+    """runtime_groups.violations of upstream's schedule (from the data ranks' ids)."""
+    schedule = distributed_lookup.schedule_of([e[UPSTREAM].get("ids") for e in per_rank],
+                                              case["tp"])
+    if schedule is None:
+        return []
+    return runtime_groups.violations(schedule, case["dp"] * case["cp"], case["min_cp_size"])
+
+
+def _runtime_case(case, per_rank, out):
+    """'runtime' if the drop-in refuses with invariant 11 on every rank, and
+    upstream answered on every rank with a schedule that cannot run: its
+    runtime's lookup fails (and runtime_groups.py agrees), or, at an odd G
+    start-up refuses, the rule finds where. 'differ' if the drop-in refuses
+    so and that is not confirmed; None if the drop-in does not refuse so."""
+    refusals = {(e[DROP_IN].get("error"), e[DROP_IN].get("message")) for e in per_rank}
+    if len(refusals) != 1:
+        return None
+    error, message = next(iter(refusals))
+    if error is None or not runtime_groups.names_runtime_groups(message):
+        return None
+    if any("error" in e[UPSTREAM] for e in per_rank):
+        return None  # both refuse: compared as before
+    found, _ = _lookup_of(case, per_rank, UPSTREAM)
+    rule = _rule_findings(case, per_rank)
+    if found is None:  # not looked up: start-up refused the odd G
+        confirmed, shown = bool(rule), rule
+    else:
+        confirmed, shown = bool(found) and bool(rule), found
+    if confirmed:
+        print(f"runtime cannot run: {distributed_cases.describe(case)}", file=out)
+        for line in shown[:2]:
+            print(f"  upstream's runtime: {line}", file=out)
+        print(f"  drop-in: {error}: {message[:240]}", file=out)
+        return "runtime"
+    print(f"differ: {distributed_cases.describe(case)}: the drop-in refuses with invariant "
+          f"11, unconfirmed (upstream's runtime lookup: {found[:1] if found else 'runs'}; "
+          f"runtime_groups.py: {rule[:1] or 'runs'}): {message[:200]}", file=out)
+    return "differ"
+
+
+def _lookup_check(case, per_rank, out):
+    """For a case equal on every rank: None if both variants' microbatches
+    run (or start-up refused the odd G), else 'differ', printed: the
+    drop-in returns a schedule the runtime cannot run, or the runtime's
+    lookup and runtime_groups.py disagree about upstream's schedule."""
+    if _refused_by_start_up(per_rank, UPSTREAM):
+        return None
+    theirs, _ = _lookup_of(case, per_rank, UPSTREAM)
+    ours, _ = _lookup_of(case, per_rank, DROP_IN)
+    rule = _rule_findings(case, per_rank)
+    problem = None
+    if ours:
+        problem = ("the drop-in returns a schedule the runtime cannot run (dcpsched should "
+                   f"refuse it with invariant 11): {ours[0]}")
+    elif theirs is not None and bool(theirs) != bool(rule):
+        problem = ("the runtime's lookup and runtime_groups.py disagree on upstream's "
+                   f"schedule: lookup {theirs[:1]}, rule {rule[:1]}")
+    if problem is None:
+        return None
+    print(f"differ: {distributed_cases.describe(case)}: {problem}", file=out)
+    return "differ"
+
+
 def _compare_case(case, per_rank, out, verbose_limit):
-    """'equal', 'differ', 'both' or an internal-error message, printing differences."""
+    """'equal', 'differ', 'both', 'runtime' or an internal-error message,
+    printing differences."""
+    runtime = _runtime_case(case, per_rank, out)
+    if runtime:
+        return runtime
     upstream_errors, drop_in_errors, found = set(), set(), []
     for rank, entry in enumerate(per_rank):
         theirs, ours = entry[UPSTREAM], entry[DROP_IN]
@@ -114,7 +225,7 @@ def _compare_case(case, per_rank, out, verbose_limit):
                   f"same error on every rank: {sorted(drop_in_errors)}", file=out)
             return "differ"
         return "both"
-    return "equal"
+    return _lookup_check(case, per_rank, out) or "equal"
 
 
 def _check_scheduler_ran(case, per_rank, classes):
@@ -181,7 +292,7 @@ def run_distributed(megatron, drop_in, world, count, seed, timeout, out,
             if stopped:
                 why += f"; {stopped[0]}"
             print(CLOSING.format(cases=count, world=world, equal=0, differ="?", both="?",
-                                 compared=0) + NOT_CHECKED.format(why=why) + closing_suffix,
+                                 runtime="?", compared=0, lookups=0) + NOT_CHECKED.format(why=why) + closing_suffix,
                   file=out)
             return 3
         results = [_read(tmp / f"{r}.json") for r in range(world)]
@@ -208,6 +319,10 @@ def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) ->
     problems: List[str] = []
     seconds = {UPSTREAM: 0.0, DROP_IN: 0.0}
     microbatches = 0
+    lookups = 0            # microbatch entries through the lookup, both variants
+    start_up_refused = 0   # cases at an odd G: no lookup
+    upstream_failed = 0    # cases whose upstream schedule failed the lookup
+    split = [0, 0]         # entries get_batch ran on; skipped (not splittable on CPU)
     for case in cases:
         per_rank = [res["cases"][case["index"]] for res in results]
         if any(entry["index"] != case["index"] for entry in per_rank):
@@ -219,6 +334,12 @@ def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) ->
             continue
         counts[_compare_case(case, per_rank, out, 4)] += 1
         compared += len(per_rank)
+        for variant in (UPSTREAM, DROP_IN):
+            failed, looked_up = _lookup_of(case, per_rank, variant)
+            lookups += looked_up
+            upstream_failed += bool(failed) and variant == UPSTREAM
+        start_up_refused += bool(_refused_by_start_up(per_rank, UPSTREAM))
+        split = [a + b for a, b in zip(split, _split_counts(per_rank))]
         for variant in seconds:
             seconds[variant] += max(entry[variant]["seconds"] for entry in per_rank)
         count = per_rank[0][UPSTREAM].get("num_micro_batches")
@@ -228,15 +349,27 @@ def _report(cases, results, world, elapsed, out, closing_suffix, timing=None) ->
     print(f"{microbatches} microbatches per rank in all (upstream's count); wrap_data_iterator "
           f"wall time, slowest rank, summed over the cases: upstream {seconds[UPSTREAM]:.2f} s, "
           f"drop-in {seconds[DROP_IN]:.2f} s; whole run {elapsed:.1f} s", file=out)
+    if not timing:
+        print(f"group lookup: every microbatch of every rank, both variants, through the "
+              f"checkout's get_dynamic_data_context_parallel_groups and "
+              f"get_batch_on_this_rank_for_sequence_packing: {lookups} in all, get_batch run on "
+              f"{split[0]} ({split[1]} not split: a padded length not divisible by 2 x "
+              f"local_cp_size, which TE's zigzag needs); upstream's "
+              f"schedule fails there in {upstream_failed} case(s); {start_up_refused} case(s) "
+              "at an odd G not looked up (Megatron-LM refuses an odd number of DPxCP ranks "
+              "for dynamic CP at start-up)", file=out)
     closing = CLOSING.format(cases=len(cases), world=world, equal=counts["equal"],
-                             differ=counts["differ"], both=counts["both"], compared=compared)
-    checked = counts["equal"] + counts["differ"] + counts["both"]
+                             differ=counts["differ"], both=counts["both"],
+                             runtime=counts["runtime"], compared=compared, lookups=lookups)
+    checked = counts["equal"] + counts["differ"] + counts["both"] + counts["runtime"]
     timed = not problems and counts["equal"] == len(cases)
     if timing:
         distributed_timing.report(cases, results, world, timed, out)
-    if problems or checked != len(cases) or counts["equal"] + counts["differ"] == 0:
+    answered = counts["equal"] + counts["differ"] + counts["runtime"]
+    if problems or checked != len(cases) or answered == 0 or (not timing and lookups == 0):
         why = (f"{len(problems)} case(s) not compared" if problems else
-               "no case answered on both sides")
+               "no case answered on both sides" if answered == 0 else
+               "no microbatch went through the CP group lookup")
         print(closing + NOT_CHECKED.format(why=why) + closing_suffix, file=out)
         return 3
     print(closing + closing_suffix, file=out)

@@ -9,10 +9,17 @@ accepts). Lengths come from the conformance generators' recipes
 (generators.py: the benchmark's lognormal, k * budget +- 1, tiny); the
 families add one sample long enough to need the whole DPxCP group, many
 short samples, and a batch with a sample too long for the group (every
-scheduler must refuse it, on every rank).
+scheduler must refuse it, on every rank). On a topology whose G is even but
+not a power of two (W = 6, 12), its first case is of the runtime-groups
+family (tp 1 only; with tp 2 every case is one the runtime can run, see
+make_case): one sample long enough for the largest power of two below G, a
+CP group Megatron-LM's runtime never creates there, and short ones; it is drawn
+until upstream's schedule of it is one the runtime cannot run (by
+runtime_groups.py, on dcpsched's schedule, which is upstream's, or by
+dcpsched refusing it with invariant 11).
 
 Batches are drawn again until dcpsched schedules them, with the cap and
-without (but the too-long one): upstream loops forever on some batches
+without, or refuses them with invariant 11 only (but the too-long one): upstream loops forever on some batches
 dcpsched refuses (the scheduling check counts them as upstream hangs), and
 a hang inside run() stalls every rank. The too-long batch is given to a
 topology with tp 1: upstream raises there on every rank before rerouting,
@@ -27,10 +34,11 @@ import random
 from typing import Dict, List
 
 import dcpsched
-from dcpsched.conformance import generators
+from dcpsched.conformance import generators, runtime_groups
 
 FAMILIES = ("benchmark", "long", "short", "boundary")
 TOO_LONG = "too_long"
+RUNTIME_GROUPS = "runtime_groups"
 
 
 def topologies(world: int) -> List[Dict[str, int]]:
@@ -55,9 +63,15 @@ def _lengths(rng, family, budget, group, count):
         return [rng.randint(1, 64) for _ in range(count)]
     if family == "boundary":
         return [rng.randint(1, 3) * budget + rng.choice((-1, 0, 1)) for _ in range(count)]
-    # long: one sample that needs every rank of the DPxCP group, the rest short.
-    return [group * budget - rng.randint(0, 16)] + [rng.randint(16, budget)
-                                                   for _ in range(count - 1)]
+    if family == RUNTIME_GROUPS:  # a CP group of p, the largest power of two below G
+        widest = generators._largest_power_of_two_at_most(group)  # pylint: disable=protected-access
+        return [rng.randint(widest // 2 * budget + 1, widest * budget)] + [
+            rng.randint(16, budget) for _ in range(count - 1)]
+    # long: one sample that needs the widest CP group a sample can have (every
+    # rank where G is a power of two), the rest short.
+    widest = generators._largest_power_of_two_at_most(group)  # pylint: disable=protected-access
+    return [widest * budget - rng.randint(0, 16)] + [rng.randint(16, budget)
+                                                    for _ in range(count - 1)]
 
 
 def _split(rng, lengths, dp, num_microbatches):
@@ -80,25 +94,64 @@ def global_batch(case):
     return list(enumerate(lengths))
 
 
+def _schedule(case, cap):
+    """dcpsched's schedule of the case's batch, or its error."""
+    try:
+        return dcpsched.schedule_dynamic_cp(
+            global_batch(case), case["dp"] * case["cp"], case["max_seqlen_per_dp_cp_rank"],
+            case["min_cp_size"], case["microbatch_group_size_per_vp_stage"], max_num_seqs=cap)
+    except ValueError as error:
+        return error
+
+
+def _unrunnable(case, answer) -> bool:
+    """True if `answer` (_schedule's) is a schedule Megatron-LM's runtime
+    cannot run, or dcpsched's refusal of one (invariant 11)."""
+    if isinstance(answer, ValueError):
+        return (isinstance(answer, dcpsched.UnschedulableError)
+                and runtime_groups.names_runtime_groups(str(answer)))
+    return bool(runtime_groups.violations(answer, case["dp"] * case["cp"],
+                                          case["min_cp_size"]))
+
+
 def schedulable(case) -> bool:
-    """True if dcpsched schedules the case's batch, with its cap and without."""
+    """True if dcpsched schedules the case's batch, with its cap and without,
+    or refuses it only as one its runtime cannot run (upstream returns it)."""
     for cap in {None, case["thd_max_packed_sequences"]}:
-        try:
-            dcpsched.schedule_dynamic_cp(
-                global_batch(case), case["dp"] * case["cp"], case["max_seqlen_per_dp_cp_rank"],
-                case["min_cp_size"], case["microbatch_group_size_per_vp_stage"],
-                max_num_seqs=cap)
-        except ValueError:
+        answer = _schedule(case, cap)
+        if isinstance(answer, ValueError) and not _unrunnable(case, answer):
             return False
     return True
 
 
+def runtime_cannot_run(case) -> bool:
+    """True if upstream's schedule of the case, with its cap and without, is
+    one Megatron-LM's runtime cannot run (see _unrunnable)."""
+    return all(_unrunnable(case, _schedule(case, cap))
+               for cap in {None, case["thd_max_packed_sequences"]})
+
+
+def _runnable(case) -> bool:
+    """True if upstream's schedule of the case, with its cap and without, is
+    one the runtime can run (so dcpsched does not refuse it with invariant 11)."""
+    return not any(_unrunnable(case, _schedule(case, cap))
+                   for cap in {None, case["thd_max_packed_sequences"]})
+
+
 def make_case(rng, index, shape, family, too_long=False) -> dict:
     """One case of the given topology and family, drawn until schedulable
-    (unless too_long)."""
-    for _ in range(1000):
-        case = _draw_case(rng, index, shape, family, too_long)
-        if too_long or schedulable(case):
+    (unless too_long). With tp 2 it must also be one the runtime can run: a
+    refusal on the TP rank 0 inside run() leaves its sibling waiting in the
+    scalar broadcast (as the too-long batch would); where the family cannot
+    give one in 200 draws (at G = 3 any sample over the budget needs a CP
+    group of 2, which the runtime lacks there), the short family does."""
+    for attempt in range(1000):
+        drawn = family if shape["tp"] == 1 or attempt < 200 else "short"
+        case = _draw_case(rng, index, shape, drawn, too_long)
+        if too_long:
+            return case
+        if (schedulable(case) and (drawn != RUNTIME_GROUPS or runtime_cannot_run(case))
+                and (shape["tp"] == 1 or _runnable(case))):
             return case
     raise RuntimeError(f"no schedulable {family} batch drawn for {shape}")
 
@@ -111,11 +164,12 @@ def _draw_case(rng, index, shape, family, too_long):
     cap = rng.choice((None, None, 1, 2, 3, 4))
     num_microbatches = rng.randint(1, 4)
     count = shape["dp"] * num_microbatches + rng.randint(0, 40 if family != "short" else 120)
-    widest = group  # the topologies' groups are powers of two
+    # The longest a sample may be: what the widest power-of-two CP group holds.
+    widest = generators._largest_power_of_two_at_most(group)  # pylint: disable=protected-access
     lengths = [min(max(1, n), widest * budget) for n in _lengths(rng, family, budget, group,
                                                                  count)]
     if too_long:
-        lengths[rng.randrange(len(lengths))] = widest * budget + rng.randint(1, budget)
+        lengths[rng.randrange(len(lengths))] = group * budget + rng.randint(1, budget)
     items = _split(rng, lengths, shape["dp"], num_microbatches)
     return {"index": index, "family": TOO_LONG if too_long else family, **shape,
             "max_seqlen_per_dp_cp_rank": budget, "min_cp_size": min_cp,
@@ -124,8 +178,17 @@ def _draw_case(rng, index, shape, family, too_long):
             "items": items, "seed": rng.getrandbits(32)}
 
 
+def _family(index, shape, shapes):
+    group = shape["dp"] * shape["cp"]
+    if shape["tp"] == 1 and index < len(shapes) and group % 2 == 0 and group & (group - 1):
+        return RUNTIME_GROUPS
+    return FAMILIES[(index // len(shapes)) % len(FAMILIES)]
+
+
 def generate(world: int, count: int, seed: int) -> List[dict]:
-    """`count` cases on W = world ranks: the topologies and families in turn,
+    """`count` cases on W = world ranks: the topologies and families in turn
+    (the runtime-groups family first where G is even and no power of two,
+    with tp 1),
     and, from 8 cases on, one batch with a sample too long for its group last."""
     rng = random.Random(seed)
     shapes = topologies(world)
@@ -135,8 +198,7 @@ def generate(world: int, count: int, seed: int) -> List[dict]:
         shape = shapes[index % len(shapes)]
         if too_long and shape["tp"] != 1:
             shape = shapes[0]
-        cases.append(make_case(rng, index, shape,
-                               FAMILIES[(index // len(shapes)) % len(FAMILIES)], too_long))
+        cases.append(make_case(rng, index, shape, _family(index, shape, shapes), too_long))
     return cases
 
 

@@ -10,8 +10,12 @@ rank order, tp fastest, then cp, then dp; pp 1), loads upstream's pipeline
 case twice through upstream's wrap_data_iterator: with upstream's
 DefaultDynamicCPScheduler, then with the drop-in's (its
 install_into_megatron()). It writes, per case and variant, what this rank
-received (records.py) to RANK.json in the job's directory, with the
-measurements (never compared): the call's wall time until it returns
+received (records.py) to RANK.json in the job's directory, then, one step
+past run(), what the runtime's CP group lookup and
+get_batch_on_this_rank_for_sequence_packing made of every microbatch
+("lookup": distributed_lookup.py, with the checkout's own parallel_state,
+runtime_upstream.py; at an odd G the reason start-up refuses instead), with
+the measurements (never compared): the call's wall time until it returns
 (run_seconds) and the time in the scheduler's get_groups_and_subsamples
 (scheduler_seconds). With the job's "timing" set, the ranks meet at a
 barrier before each call.
@@ -34,7 +38,8 @@ import types
 import torch
 import torch.distributed as dist
 
-from dcpsched.conformance import cpu_shims, pipeline_upstream, records
+from dcpsched.conformance import (cpu_shims, distributed_lookup, pipeline_upstream, records,
+                                  runtime_upstream)
 
 UPSTREAM, DROP_IN = "upstream", "drop_in"
 
@@ -119,10 +124,11 @@ def _counting(cls, calls):
     return Counted
 
 
-def _run_case(pipeline, scheduler_cls, case, groups, timing):
-    """One wrap_data_iterator call; returns this rank's record. With
-    `timing` every rank starts the call after a barrier (so the slowest
-    rank's time is the call's)."""
+def _run_case(pipeline, scheduler_cls, case, groups, timing, kept):
+    """One wrap_data_iterator call; returns this rank's record and the
+    variant's schedule (None on a TP sibling), appending the microbatches
+    yielded to `kept` (records.of_result). With `timing` every rank starts
+    the call after a barrier (so the slowest rank's time is the call's)."""
     rank = dist.get_rank()
     tp, cp = case["tp"], case["cp"]
     tp_rank = rank % tp
@@ -142,7 +148,7 @@ def _run_case(pipeline, scheduler_cls, case, groups, timing):
         result = pipeline.wrap_data_iterator(data, _config(case), case["num_microbatches"],
                                              pg_collection=pg)
         run_seconds = time.perf_counter() - started
-        record = records.of_result(result)
+        record = records.of_result(result, kept)
     except pipeline_upstream.MissingStandIn:
         raise
     except Exception as error:  # pylint: disable=broad-except
@@ -154,9 +160,23 @@ def _run_case(pipeline, scheduler_cls, case, groups, timing):
     record["scheduler_seconds"] = sum(seconds for _, _, seconds in calls)
     record["scheduler_calls"] = [name for name, _, _ in calls]
     dcp_rank = groups["dp_cp"].rank()
-    record["ids"] = [mb[dcp_rank] for mb in calls[-1][1]] if calls and not isinstance(
-        calls[-1][1], Exception) else None
-    return record
+    schedule = calls[-1][1] if calls and not isinstance(calls[-1][1], Exception) else None
+    record["ids"] = [mb[dcp_rank] for mb in schedule] if schedule is not None else None
+    return record, schedule
+
+
+def _lookups(runtime, case, groups, created, record, kept, schedule):
+    """The lookup record of one answered case (distributed_lookup.py), or
+    why it did not run (start-up refuses an odd G). Collective."""
+    if isinstance(created, str):
+        return {"not_run": created}
+    problem = runtime_upstream.use_groups(runtime, created, groups["dp_cp"])
+    if problem:
+        raise RuntimeError(problem)
+    count = int(record["num_micro_batches"]["repr"])
+    stages = kept if kept else None
+    return distributed_lookup.run_lookups(runtime, stages, count, case["vpp"], groups,
+                                          schedule, _config(case))
 
 
 def _in_step(raised):
@@ -189,12 +209,15 @@ def main(argv):
     shims = cpu_shims.install()
     pipeline = pipeline_upstream.load(job["megatron"])
     theirs = pipeline.scheduler_map["default_dynamic_cp"]
+    runtime = runtime_upstream.load(job["megatron"], pipeline)
+    shims = shims + runtime.shims
     drop_in = _load_drop_in(job["drop_in"])
     ours = drop_in.install_into_megatron()
     if ours is theirs or not issubclass(ours, pipeline.loaded.dynamic_cp_scheduler):
         raise RuntimeError("install_into_megatron() did not register a subclass of the "
                            "checkout's DefaultDynamicCPScheduler")
     group_cache = {}
+    dynamic_cache = {}  # (tp, cp, min_cp) -> start_groups' answer
     results = {"rank": rank, "shims": shims, "stand_ins": list(pipeline_upstream.STAND_INS),
                "torch": torch.__version__, "cases": [],
                "classes": {UPSTREAM: theirs.__qualname__, DROP_IN: ours.__qualname__}}
@@ -202,9 +225,15 @@ def main(argv):
         key = (case["tp"], case["cp"])
         if key not in group_cache:
             group_cache[key] = _groups(world, case["tp"], case["cp"])
+        timing = job.get("timing", False)
+        dynamic_key = key + (case["min_cp_size"],)
+        if not timing and dynamic_key not in dynamic_cache:
+            dynamic_cache[dynamic_key] = runtime_upstream.start_groups(
+                runtime, world, case["tp"], case["min_cp_size"])
         entry = {"index": case["index"]}
         for variant, cls in ((UPSTREAM, theirs), (DROP_IN, ours)):
-            record = _run_case(pipeline, cls, case, group_cache[key], job.get("timing", False))
+            kept = []
+            record, schedule = _run_case(pipeline, cls, case, group_cache[key], timing, kept)
             entry[variant] = record
             if not _in_step("error" in record):
                 results["stopped"] = (f"case {case['index']}, {variant}: the ranks are out of "
@@ -212,6 +241,9 @@ def main(argv):
                 results["cases"].append(entry)
                 out.write_text(json.dumps(results))
                 return 4
+            if not timing and "error" not in record:
+                record["lookup"] = _lookups(runtime, case, group_cache[key],
+                                            dynamic_cache[dynamic_key], record, kept, schedule)
         results["cases"].append(entry)
     pipeline.scheduler_map["default_dynamic_cp"] = theirs
     out.write_text(json.dumps(results))

@@ -5,10 +5,13 @@ RapidCheck), written again here because the check runs in Python without
 RapidCheck: realistic lognormal lengths (mean 1024, sigma 1.5, clipped to
 [128, 8192]), lengths at k * mslpr - 1, k * mslpr and k * mslpr + 1, runs of
 equal lengths, tiny lengths and budgets, fewer samples than ranks, G that is
-not a power of two (3, 5, 6, 7, 12, 14, 24, any G up to 64), min_cp_size > 1,
+not a power of two (3, 5, 6, 7, 10, 12, 14, 24, any G up to 64), min_cp_size > 1,
 VPP groups 2-4, large G (up to 4096) with few samples, sparse 64-bit ids; the
-tie-prone family (runs of equal lengths at one or two budgets) and
-dp_balanced problems. Half the dynamic-CP problems, tie-prone ones included,
+tie-prone family (runs of equal lengths at one or two budgets), dp_balanced
+problems, and the runtime-groups family: an even G that is not a power of
+two (6, 10, 12, 14, 24), one sample long enough for a CP group of the
+largest power of two below G, which Megatron-LM's runtime never creates
+there (runtime_groups.py), and shorter ones after it. Half the dynamic-CP problems, tie-prone ones included,
 set max_num_seqs (Megatron-LM PR #6479's cap), mostly to 1..4, where it
 binds, sometimes to more. Lengths are clamped to what G ranks hold, so every
 problem is inside the specification's limits. The same seed gives the same problems.
@@ -27,8 +30,11 @@ _GOLDEN_GAMMA = 0x9E3779B97F4A7C15
 _NORMAL = statistics.NormalDist()
 
 # (weight, value) tables, as in properties/generators.cc.
-_TOPOLOGIES = [(2, 1), (3, 2), (3, 3), (4, 4), (2, 5), (3, 6), (2, 7), (5, 8), (3, 12),
-               (3, 14), (4, 16), (2, 24), (3, 32), (2, 64)]
+_TOPOLOGIES = [(2, 1), (3, 2), (3, 3), (4, 4), (2, 5), (3, 6), (2, 7), (5, 8), (3, 10),
+               (3, 12), (3, 14), (4, 16), (3, 24), (3, 32), (2, 64)]
+# Even G that are not powers of two: the runtime's CP groups there lack the
+# largest power of two below G.
+_RUNTIME_GROUP_TOPOLOGIES = [(1, 6), (1, 10), (2, 12), (1, 14), (1, 24)]
 _LARGE_TOPOLOGIES = [(1, 128), (1, 512), (1, 1024), (1, 4096)]
 _BUDGETS = [(1, 1), (1, 2), (1, 3), (1, 8), (1, 37), (2, 100), (2, 1024), (6, 2048), (2, 4096)]
 _TINY_TOPOLOGIES = [(2 if g >= 5 and g % 2 else 1, g) for g in range(1, 17)]
@@ -129,6 +135,24 @@ def tie_prone_problem(rng: random.Random) -> DynamicCpProblem:
                             max_num_seqs=_weighted(rng, _DYNAMIC_CP_CAPS))
 
 
+def runtime_groups_problem(rng: random.Random) -> DynamicCpProblem:
+    """An even G that is not a power of two; first one sample that needs the
+    widest power of two p < G (longer than p/2 budgets, at most p), then up
+    to 20 shorter ones (lognormal or tiny), the whole batch shuffled."""
+    total_gpus = _weighted(rng, _RUNTIME_GROUP_TOPOLOGIES)
+    widest = _largest_power_of_two_at_most(total_gpus)
+    mslpr = rng.choice((8, 100, 1024, 2048))
+    samples = [(0, rng.randint(widest // 2 * mslpr + 1, widest * mslpr))]
+    for index in range(1, rng.randint(1, 21)):
+        length = (lognormal_length(rng.random()) if rng.random() < 0.5
+                  else rng.randint(1, mslpr))
+        samples.append((index, min(length, widest * mslpr)))
+    rng.shuffle(samples)
+    return DynamicCpProblem(tuple(samples), total_gpus, mslpr,
+                            min(1 << _weighted(rng, _MIN_CP_EXPONENTS), widest),
+                            _weighted(rng, _VPP_GROUPS), _weighted(rng, _DYNAMIC_CP_CAPS))
+
+
 def dp_balanced_problem(rng: random.Random) -> DpBalancedProblem:
     """GenDpBalancedProblem: small dp and cp sizes, lengths within mslpr * cp."""
     dp = _weighted(rng, [(3, 1), (3, 2), (2, 3), (2, 4), (1, 7), (1, 8)])
@@ -147,9 +171,9 @@ def dp_balanced_problem(rng: random.Random) -> DpBalancedProblem:
 
 
 def generate(cases: int, seed: int) -> Iterator[Problem]:
-    """`cases` problems: 6 in 10 valid, 2 tie-prone, 2 dp_balanced."""
+    """`cases` problems: 6 in 11 valid, 2 tie-prone, 2 dp_balanced, 1 runtime-groups."""
     rng = random.Random(seed)
     for _ in range(cases):
         family = _weighted(rng, [(6, valid_problem), (2, tie_prone_problem),
-                                 (2, dp_balanced_problem)])
+                                 (2, dp_balanced_problem), (1, runtime_groups_problem)])
         yield family(rng)

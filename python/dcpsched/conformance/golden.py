@@ -13,7 +13,9 @@ where the checkout's next_hdp_group_packing_aware takes one, else null (the
 cap plays no part there). Where upstream
 raised, "expect" is {"ok": false, "error": "Type: message"}; where it
 returned an answer that breaks an invariant, the error is
-"UpstreamInvariantViolation: ...". Inputs on which upstream hangs, problems
+"UpstreamInvariantViolation: ...", a schedule Megatron-LM's runtime cannot
+run included ("UpstreamInvariantViolation: invariant 11 (runtime groups):
+...", where dcpsched refuses it and the check confirmed it). Inputs on which upstream hangs, problems
 outside dcpsched's limits that upstream accepts, and problems with a number
 outside int64 (the format's integers; the fuzz corpora hold such dp_size *
 cp_size products) are not written. So the project can
@@ -58,6 +60,9 @@ def _expect(outcome):
         return {"ok": False, "error": upstream.error}
     if outcome.upstream_broken:
         return {"ok": False, "error": f"UpstreamInvariantViolation: {outcome.upstream_broken}"}
+    if outcome.kind == checks.RUNTIME_CANNOT_RUN:
+        return {"ok": False, "error": "UpstreamInvariantViolation: invariant 11 (runtime "
+                                      f"groups): {outcome.runtime_broken}"}
     if outcome.check == "next_hdp_group_packing_aware":
         micro_batches, leftovers, exec_times, sample_ids = upstream.value
         return {"ok": True, "micro_batches": micro_batches,
@@ -113,7 +118,7 @@ class GoldenWriter:
     def add(self, outcome) -> None:
         """Keeps `outcome` if it holds an upstream answer the format can say."""
         if outcome.check not in _KINDS or outcome.kind not in (
-                checks.EQUAL, checks.DIFFER, checks.BOTH_REJECT):
+                checks.EQUAL, checks.DIFFER, checks.BOTH_REJECT, checks.RUNTIME_CANNOT_RUN):
             return
         if outcome.upstream.hung:
             return

@@ -68,7 +68,24 @@ def _refusing(module_name, name):
             f"upstream's {module_name} used {name}, a Megatron-LM name the distributed harness "
             "does not provide: this checkout's pipeline needs more than the harness runs")
     refuse.__name__ = name
+    refuse.refuses_stand_in = True
     return refuse
+
+
+def is_refusing(value) -> bool:
+    """True if `value` is a refusing stand-in this module put in place."""
+    return getattr(value, "refuses_stand_in", False) is True
+
+
+def refuse_stand_ins(module, provided=None) -> None:
+    """Replaces every stand-in left in the module's globals by one that
+    raises MissingStandIn when used, but those `provided` ({name: value})."""
+    provided = provided or {}
+    for name, value in list(vars(module).items()):
+        if name in provided:
+            setattr(module, name, provided[name])
+        elif upstream.is_stand_in(value):
+            setattr(module, name, _refusing(module.__name__, name))
 
 
 _PROVIDED = {"mtp_on_this_rank": mtp_on_this_rank, "RerunDataIterator": PassThroughDataIterator}
@@ -105,11 +122,7 @@ def load(checkout) -> Pipeline:
     check_has_pipeline(loaded)
     schedule = loaded.schedule_module
     for module in (loaded.schedule_module, loaded.utils_module):
-        for name, value in list(vars(module).items()):
-            if name in _PROVIDED:
-                setattr(module, name, _PROVIDED[name])
-            elif upstream.is_stand_in(value):
-                setattr(module, name, _refusing(module.__name__, name))
+        refuse_stand_ins(module, _PROVIDED)
     _expose(loaded)
     return Pipeline(loaded=loaded, wrap_data_iterator=schedule.wrap_data_iterator,
                     scheduler_map=schedule.scheduler_map)

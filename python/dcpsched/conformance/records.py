@@ -22,6 +22,12 @@ SMALL = 64
 NOT_COMPARED = ("seconds", "run_seconds", "scheduler_seconds", "scheduler_calls")
 
 
+def value(value):  # pylint: disable=redefined-outer-name
+    """The record of one value: a tensor's dtype, shape and SHA-256 (its
+    values too when small), a scalar's type and exact value."""
+    return _value(value)
+
+
 def _value(value):
     if isinstance(value, torch.Tensor):
         t = value.detach().cpu().contiguous()
@@ -35,7 +41,9 @@ def _value(value):
     return {"type": type(value).__name__, "repr": repr(value)}
 
 
-def _drain(iterator):
+def _drain(iterator, kept=None):
+    """The records of what `iterator` yields; the items themselves are
+    appended to `kept` (a list) when given."""
     if iterator is None:
         return None
     microbatches = []
@@ -44,6 +52,8 @@ def _drain(iterator):
             item = next(iterator)
         except StopIteration:
             return microbatches
+        if kept is not None:
+            kept.append(item)
         if isinstance(item, dict):
             microbatches.append({"keys": list(item), "values": {k: _value(v)
                                                                 for k, v in item.items()}})
@@ -51,16 +61,25 @@ def _drain(iterator):
             microbatches.append({"item": _value(item)})
 
 
-def of_result(result) -> dict:
-    """The record of wrap_data_iterator's (iterator, count, sum, squared sum)."""
+def of_result(result, kept=None) -> dict:
+    """The record of wrap_data_iterator's (iterator, count, sum, squared sum).
+    With `kept` (a list), the microbatches drained are appended to it, one
+    list per VPP stage (one list without VPP; nothing where the iterator is
+    None), as they were yielded: records are made as each is drained, so
+    later changes to them do not reach the record."""
     iterator, count, seqlen_sum, squared_sum = result
+    def drain(stage):
+        if kept is None or stage is None:
+            return _drain(stage)
+        kept.append([])
+        return _drain(stage, kept[-1])
     if isinstance(iterator, list):
-        stages = [_drain(stage) for stage in iterator]
+        stages = [drain(stage) for stage in iterator]
     else:
         stages = None
     return {"iterator": "list" if isinstance(iterator, list) else type(iterator).__name__,
             "stages": stages,
-            "microbatches": None if isinstance(iterator, list) else _drain(iterator),
+            "microbatches": None if isinstance(iterator, list) else drain(iterator),
             "num_micro_batches": _value(count), "seqlen_sum": _value(seqlen_sum),
             "seqlen_squared_sum": _value(squared_sum)}
 

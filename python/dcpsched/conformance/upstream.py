@@ -137,6 +137,32 @@ def _load_file(name, path):
 
 
 
+def load_modules(files, stubbed_roots):
+    """Loads each (module name, path) of `files`, in order, as that module,
+    every module under stubbed_roots but these served by stand-ins while
+    they load (no bytecode written); returns the modules. sys.modules is
+    left as it was (but for the names of `files`, which stay loaded)."""
+    saved_modules = {name: module for name, module in sys.modules.items()
+                     if _is_stubbed(name, stubbed_roots)}
+    saved_bytecode = sys.dont_write_bytecode
+    finder = _StubFinder({name for name, _ in files}, stubbed_roots)
+    sys.meta_path.insert(0, finder)
+    sys.dont_write_bytecode = True
+    loaded = []
+    try:
+        _forget_stubbed_modules(stubbed_roots)
+        for name, path in files:
+            loaded.append(_load_file(name, path))
+    finally:
+        sys.meta_path.remove(finder)
+        sys.dont_write_bytecode = saved_bytecode
+        _forget_stubbed_modules(stubbed_roots)
+        sys.modules.update(saved_modules)
+    for name, module in zip((name for name, _ in files), loaded):
+        sys.modules[name] = module
+    return loaded
+
+
 def is_stand_in(value) -> bool:
     """True if `value` is a stand-in class or module served while loading."""
     return isinstance(value, (_StubType, _StubModule))
