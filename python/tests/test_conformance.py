@@ -558,7 +558,8 @@ def refusing_where(condition):
     real = dcpsched.schedule_dynamic_cp
 
     def schedule(samples, total_gpus, *args, **kwargs):
-        groups = real(samples, total_gpus, *args, **kwargs)
+        # Upstream's schedule, unrefused: the stand-in alone decides.
+        groups = real(samples, total_gpus, *args, runnable=False, **kwargs)
         if condition(groups, total_gpus):
             raise dcpsched.UnschedulableError(runtime_groups.REFUSAL_PREFIX + "(planted)")
         return groups
