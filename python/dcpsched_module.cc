@@ -44,7 +44,9 @@
 #include "core/types.h"
 #include "core/validate.h"
 #include "core/vpp_align.h"
+#include "core/upstream_revisions.h"
 #include "io/cost_profile_file.h"
+#include "io/workload.h"
 
 #ifndef DCPSCHED_VERSION
 #define DCPSCHED_VERSION "unknown"
@@ -384,6 +386,29 @@ std::string Describe(const Violation& violation) {
 // ---------------------------------------------------------------------------
 // The module's functions.
 
+// benchmark_workload: the batch `dcpsched schedule` generates (io/workload.h).
+py::list PyBenchmarkWorkload(const py::object& num_samples, const py::object& seed,
+                             const std::string& preset) {
+  LognormalWorkload workload;
+  if (preset == "skewed") {
+    workload = SkewedDcpBenchmarkWorkload();
+  } else if (preset != "benchmark") {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+        "preset is \"", preset, "\"; it must be \"benchmark\" or \"skewed\"")));
+  }
+  workload.num_samples = ToInt64Argument(num_samples, "num_samples");
+  const std::int64_t seed_value = ToInt64Argument(seed, "seed");
+  if (seed_value < 0) {
+    ThrowStatus(absl::InvalidArgumentError(
+        absl::StrCat("seed is ", seed_value, "; it must be at least 0")));
+  }
+  workload.seed = static_cast<std::uint64_t>(seed_value);
+  const std::vector<Sample> samples = ValueOrThrow(GenerateLognormalWorkload(workload));
+  py::list pairs;
+  for (const Sample& sample : samples) pairs.append(py::make_tuple(sample.id, sample.len));
+  return pairs;
+}
+
 py::list PyScheduleDynamicCp(const py::object& sample_id_seqlens,
                              const py::object& total_gpus,
                              const py::object& max_seq_len_per_rank,
@@ -607,8 +632,27 @@ Raises:
     hangs, or returns a microbatch wider than G).
 )doc";
 
+constexpr char kBenchmarkWorkloadDoc[] =
+    R"doc(benchmark_workload(num_samples=256, *, seed=5154, preset="benchmark")
+--
+
+The global batch `dcpsched schedule` generates: upstream's DCP benchmark
+workload, lognormal lengths clipped to [128, 8192] (preset "benchmark":
+mean 1024, sigma 1.5; "skewed": mean 768, sigma 1.8), drawn by the same
+generator as the command line's --samples and --seed (io/workload.h), so
+the same seed gives the same lengths on every machine.
+
+Returns:
+  list[tuple[int, int]]: (id, len) pairs, ids 0..num_samples-1.
+
+Raises:
+  TypeError: an argument has the wrong type.
+  InvalidInputError (a ValueError): num_samples outside [0, 2**24], a
+    negative seed, or an unknown preset.
+)doc";
+
 constexpr char kScheduleDynamicCpDoc[] =
-    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, max_num_seqs=None, *, rank=None, runnable=True)
+    R"doc(schedule_dynamic_cp(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, vpp_group=None, max_num_seqs=None, rank=None, runnable=True)
 --
 
 Schedules one global batch with the packing-aware dynamic-CP scheduler.
@@ -630,11 +674,11 @@ Args:
   max_num_seqs: None (no cap), or an int >= 1: no rank holds more than this
     many samples in one microbatch (a CP group holding that many takes no
     more; the full-G fallback group stops at it).
-  rank (keyword only): None, or one rank r in [0, total_gpus): return only
+  rank: None, or one rank r in [0, total_gpus): return only
     r's lists. Megatron-LM computes the schedule on every rank and each rank
     uses only its own lists; with rank the other ranks' lists are never
     built.
-  runnable (keyword only): True refuses a schedule Megatron-LM's runtime
+  runnable: True refuses a schedule Megatron-LM's runtime
     cannot run (invariant 11: a CP group of a size it never creates, or not
     its aligned block) with UnschedulableError; False returns upstream's
     schedule as upstream does, runnable or not (to compare with upstream).
@@ -656,7 +700,7 @@ Raises:
 )doc";
 
 constexpr char kScheduleLegacyDoc[] =
-    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, *, rank=None, runnable=True)
+    R"doc(schedule_legacy(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, vpp_group=None, rank=None, runnable=True)
 --
 
 Schedules one global batch with the legacy bucket scheduler that #5154
@@ -665,17 +709,18 @@ and errors as schedule_dynamic_cp.
 )doc";
 
 constexpr char kNextGroupPackingAwareDoc[] =
-    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, max_num_seqs=None, *, rank=None)
+    R"doc(next_group_packing_aware(sample_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, max_num_seqs=None, rank=None)
 --
 
 Builds one microbatch: upstream's next_hdp_group_packing_aware (its
-parameters in its order; max_num_seqs as Megatron-LM PR #6479 adds it).
+required parameters in its order, the optional ones by keyword;
+max_num_seqs as Megatron-LM PR #6479 adds it).
 
 Args:
   sample_seqlens: list of (id, len) pairs, in any order.
   total_gpus, max_seq_len_per_rank, min_cp_size, max_num_seqs: as
     schedule_dynamic_cp.
-  rank (keyword only): None, or one rank r in [0, total_gpus).
+  rank: None, or one rank r in [0, total_gpus).
 
 Returns:
   (micro_batches, leftovers, exec_times, sample_ids), upstream's 4-tuple:
@@ -696,7 +741,7 @@ Raises:
 )doc";
 
 constexpr char kScheduleDpBalancedDoc[] =
-    R"doc(schedule_dp_balanced(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, max_num_seqs=None, vpp_group=None, *, rank=None)
+    R"doc(schedule_dp_balanced(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, *, max_num_seqs=None, vpp_group=None, rank=None)
 --
 
 Schedules one global batch with fixed CP: upstream's
@@ -712,7 +757,7 @@ Args:
   max_seq_len_per_rank: token budget of one rank.
   max_num_seqs: None, or at most this many samples per packed sequence.
   vpp_group: None, or microbatch_group_size_per_vp_stage.
-  rank (keyword only): None, or one rank r in [0, dp_size * cp_size):
+  rank: None, or one rank r in [0, dp_size * cp_size):
     return only r's lists, never building the others.
 
 Returns:
@@ -731,7 +776,7 @@ Raises:
 )doc";
 
 constexpr char kVerifyDoc[] =
-    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, vpp_group=None, max_num_seqs=None)
+    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, vpp_group=None, max_num_seqs=None)
 --
 
 Checks a dynamic-CP schedule against the problem it claims to solve.
@@ -834,30 +879,33 @@ PYBIND11_MODULE(_core, module) {
   add_error(dcpsched::kInvalidInputError, dcpsched::kInvalidInputErrorDoc);
   add_error(dcpsched::kUnschedulableError, dcpsched::kUnschedulableErrorDoc);
 
-  // `rank` is keyword-only: the positional parameters stay upstream's.
+  // The optional parameters are keyword-only: upstream orders them
+  // differently from function to function (get_groups_and_subsamples's
+  // scheduler takes vpp_group before max_num_seqs, DpBalancedScheduler
+  // max_num_seqs first), and a positional call is where such a swap would
+  // pass unnoticed.
   module.def("schedule_dynamic_cp", &dcpsched::PyScheduleDynamicCp,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
-             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(),
-             py::arg("max_num_seqs") = py::none(), py::kw_only(),
-             py::arg("rank") = py::none(), py::arg("runnable") = true,
-             dcpsched::kScheduleDynamicCpDoc);
+             py::arg("max_seq_len_per_rank"), py::kw_only(),
+             py::arg("min_cp_size") = 1, py::arg("vpp_group") = py::none(),
+             py::arg("max_num_seqs") = py::none(), py::arg("rank") = py::none(),
+             py::arg("runnable") = true, dcpsched::kScheduleDynamicCpDoc);
   module.def("next_group_packing_aware", &dcpsched::PyNextGroupPackingAware,
              py::arg("sample_seqlens"), py::arg("total_gpus"),
-             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("max_num_seqs") = py::none(), py::kw_only(),
+             py::arg("max_seq_len_per_rank"), py::kw_only(),
+             py::arg("min_cp_size") = 1, py::arg("max_num_seqs") = py::none(),
              py::arg("rank") = py::none(),
              dcpsched::kNextGroupPackingAwareDoc);
   module.def("schedule_dp_balanced", &dcpsched::PyScheduleDpBalanced,
              py::arg("sample_id_seqlens"), py::arg("dp_size"),
              py::arg("cp_size"), py::arg("max_seq_len_per_rank"),
-             py::arg("max_num_seqs") = py::none(),
-             py::arg("vpp_group") = py::none(), py::kw_only(),
-             py::arg("rank") = py::none(), dcpsched::kScheduleDpBalancedDoc);
+             py::kw_only(), py::arg("max_num_seqs") = py::none(),
+             py::arg("vpp_group") = py::none(), py::arg("rank") = py::none(),
+             dcpsched::kScheduleDpBalancedDoc);
   module.def("schedule_legacy", &dcpsched::PyScheduleLegacy,
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
-             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(), py::kw_only(),
+             py::arg("max_seq_len_per_rank"), py::kw_only(),
+             py::arg("min_cp_size") = 1, py::arg("vpp_group") = py::none(),
              py::arg("rank") = py::none(), py::arg("runnable") = true,
              dcpsched::kScheduleLegacyDoc);
   module.def("align_to_vpp_group", &dcpsched::PyAlignToVppGroup,
@@ -909,7 +957,17 @@ PYBIND11_MODULE(_core, module) {
              dcpsched::kScheduleTimeDoc);
   module.def("verify", &dcpsched::PyVerify, py::arg("schedule"),
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
-             py::arg("max_seq_len_per_rank"), py::arg("min_cp_size") = 1,
-             py::arg("vpp_group") = py::none(),
+             py::arg("max_seq_len_per_rank"), py::kw_only(),
+             py::arg("min_cp_size") = 1, py::arg("vpp_group") = py::none(),
              py::arg("max_num_seqs") = py::none(), dcpsched::kVerifyDoc);
+  module.def("benchmark_workload", &dcpsched::PyBenchmarkWorkload,
+             py::arg("num_samples") = 256, py::kw_only(),
+             py::arg("seed") = 5154, py::arg("preset") = "benchmark",
+             dcpsched::kBenchmarkWorkloadDoc);
+  // ((branch, commit, outcome), ...): core/upstream_revisions.h.
+  py::list checked;
+  for (const dcpsched::UpstreamRevision& revision : dcpsched::kUpstreamChecked) {
+    checked.append(py::make_tuple(revision.branch, revision.commit, revision.outcome));
+  }
+  module.attr("UPSTREAM_CHECKED") = py::tuple(checked);
 }

@@ -12,8 +12,17 @@ Functions (from the extension dcpsched._core):
   schedule_dp_balanced      DpBalancedScheduler.get_groups_and_subsamples
   schedule_legacy           the bucket scheduler #5154 replaced
   verify                    the schedule checker, a runtime guard
+  benchmark_workload        the batch `dcpsched schedule` generates (the
+                            same generator: same seed, same lengths)
   CostProfile, schedule_time  a schedule in GPU seconds by a measured cost
                             profile (docs/cost_model.md)
+
+Optional arguments are keyword-only (upstream orders them differently from
+one scheduler to the next). UPSTREAM_CHECKED names the Megatron-LM commits
+this build was checked against; `dcpsched --version` prints the same.
+
+In a Megatron-LM training job: dcpsched.megatron.install_into_megatron()
+(python/README.md, "The drop-in in a training job").
 
 Errors: TypeError for an argument of the wrong type or shape;
 InvalidInputError (a ValueError) for input outside the limits;
@@ -39,9 +48,11 @@ try:
     from dcpsched._core import (
         CostProfile,
         InvalidInputError,
+        UPSTREAM_CHECKED,
         UnschedulableError,
         __version__,
         align_to_vpp_group,
+        benchmark_workload,
         next_group_packing_aware,
         schedule_dp_balanced,
         schedule_dynamic_cp,
@@ -59,9 +70,11 @@ else:
 __all__ = [
     "CostProfile",
     "InvalidInputError",
+    "UPSTREAM_CHECKED",
     "UnschedulableError",
     "__version__",
     "align_to_vpp_group",
+    "benchmark_workload",
     "next_group_packing_aware",
     "schedule_dp_balanced",
     "schedule_dynamic_cp",

@@ -7,6 +7,9 @@ each argument means and what is raised.
 from typing import Dict, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union
 
 __version__: str
+# The Megatron-LM revisions this build was checked against:
+# ((branch, commit, what checking found), ...) (core/upstream_revisions.h).
+UPSTREAM_CHECKED: Tuple[Tuple[str, str, str], ...]
 
 # (id, len): any pair of ints (or objects with __index__).
 _Pair = Sequence[SupportsIndex]
@@ -31,10 +34,10 @@ def schedule_dynamic_cp(
     sample_id_seqlens: Iterable[_Pair],
     total_gpus: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
+    *,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
     max_num_seqs: Optional[SupportsIndex] = None,
-    *,
     rank: Optional[SupportsIndex] = None,
     runnable: bool = True,
 ) -> Union[_Schedule, _RankSchedule]:
@@ -51,9 +54,9 @@ def next_group_packing_aware(
     sample_seqlens: Iterable[_Pair],
     total_gpus: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
+    *,
     min_cp_size: SupportsIndex = 1,
     max_num_seqs: Optional[SupportsIndex] = None,
-    *,
     rank: Optional[SupportsIndex] = None,
 ) -> Union[_Step, _RankStep]:
     """Builds one microbatch: (micro_batches, leftovers, exec_times, sample_ids).
@@ -71,9 +74,9 @@ def schedule_dp_balanced(
     dp_size: SupportsIndex,
     cp_size: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
+    *,
     max_num_seqs: Optional[SupportsIndex] = None,
     vpp_group: Optional[SupportsIndex] = None,
-    *,
     rank: Optional[SupportsIndex] = None,
 ) -> Union[_Schedule, _RankSchedule]:
     """Schedules one global batch with fixed CP; returns positions, not ids.
@@ -85,9 +88,9 @@ def schedule_legacy(
     sample_id_seqlens: Iterable[_Pair],
     total_gpus: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
+    *,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
-    *,
     rank: Optional[SupportsIndex] = None,
     runnable: bool = True,
 ) -> Union[_Schedule, _RankSchedule]:
@@ -103,6 +106,7 @@ def verify(
     sample_id_seqlens: Iterable[_Pair],
     total_gpus: SupportsIndex,
     max_seq_len_per_rank: SupportsIndex,
+    *,
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
     max_num_seqs: Optional[SupportsIndex] = None,
@@ -140,3 +144,12 @@ def schedule_time(
 ) -> Dict[str, Union[float, bool, List[float]]]:
     """A schedule in GPU seconds: step_seconds, bound_seconds, gpu_efficiency,
     microbatch_seconds (the slowest rank of each) and communication_modelled."""
+
+def benchmark_workload(
+    num_samples: SupportsIndex = 256,
+    *,
+    seed: SupportsIndex = 5154,
+    preset: str = "benchmark",
+) -> List[Tuple[int, int]]:
+    """The global batch `dcpsched schedule` generates: (id, len) pairs of
+    upstream's DCP benchmark workload (preset "benchmark" or "skewed")."""

@@ -182,18 +182,48 @@ def test_rank_is_keyword_only():
 
 def test_signatures_are_introspectable():
     assert str(inspect.signature(dcpsched.schedule_dynamic_cp)) == (
-        "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
-        "vpp_group=None, max_num_seqs=None, *, rank=None, runnable=True)")
+        "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, "
+        "vpp_group=None, max_num_seqs=None, rank=None, runnable=True)")
     assert str(inspect.signature(dcpsched.next_group_packing_aware)) == (
-        "(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
-        "max_num_seqs=None, *, rank=None)")
+        "(sample_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, "
+        "max_num_seqs=None, rank=None)")
     assert str(inspect.signature(dcpsched.verify)) == (
-        "(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size=1, "
+        "(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, "
         "vpp_group=None, max_num_seqs=None)")
     assert str(inspect.signature(dcpsched.schedule_dp_balanced)) == (
-        "(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, "
-        "max_num_seqs=None, vpp_group=None, *, rank=None)")
+        "(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, *, "
+        "max_num_seqs=None, vpp_group=None, rank=None)")
+    assert str(inspect.signature(dcpsched.schedule_legacy)) == (
+        "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, "
+        "vpp_group=None, rank=None, runnable=True)")
+    assert str(inspect.signature(dcpsched.benchmark_workload)) == (
+        "(num_samples=256, *, seed=5154, preset='benchmark')")
     assert dcpsched.__version__
+
+
+# The required arguments of each function; everything after them is optional.
+REQUIRED = {
+    "schedule_dynamic_cp": (BATCH, 8, 2048),
+    "schedule_legacy": (BATCH, 8, 2048),
+    "next_group_packing_aware": (BATCH, 8, 2048),
+    "schedule_dp_balanced": (BATCH, 2, 4, 2048),
+    "verify": (BATCH_SCHEDULE, BATCH, 8, 2048),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_optional_arguments_are_keyword_only(name):
+    """schedule_dynamic_cp takes (..., vpp_group, max_num_seqs) and
+    schedule_dp_balanced (..., max_num_seqs, vpp_group): a positional call
+    could swap them unnoticed, so none is accepted."""
+    function = getattr(dcpsched, name)
+    required = REQUIRED[name]
+    function(*required)  # the required ones stay positional
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        function(*required, 1)
+    optional = [p for p in inspect.signature(function).parameters.values()
+                if p.default is not inspect.Parameter.empty]
+    assert optional and all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in optional)
 
 
 # --- errors from the core: ValueError with its message -------------------------
@@ -257,7 +287,7 @@ def test_align_to_vpp_group_is_the_schedulers_alignment():
         # Upstream's schedule, runnable or not: alignment is upstream's step.
         unaligned = dcpsched.schedule_dynamic_cp(samples, case["total_gpus"],
                                                  case["max_seq_len_per_rank"],
-                                                 case["min_cp_size"], runnable=False)
+                                                 min_cp_size=case["min_cp_size"], runnable=False)
         before = [[list(rank) for rank in microbatch] for microbatch in unaligned]
         aligned = dcpsched.align_to_vpp_group(unaligned, case["vpp_group"])
         assert aligned == case["expect"]["groups"], case["name"]
@@ -406,7 +436,7 @@ def test_max_num_seqs_caps_the_samples_of_every_rank(cap):
         violations = dcpsched.verify(capped, batch, total_gpus, budget, max_num_seqs=cap)
         assert all(v.startswith("invariant 11 ") for v in violations), violations
         assert not violations or total_gpus == 6
-        step = dcpsched.next_group_packing_aware(batch, total_gpus, budget, 1, cap)
+        step = dcpsched.next_group_packing_aware(batch, total_gpus, budget, max_num_seqs=cap)
         assert max(len(ids) for ids in step[3]) <= cap
         binding += most_samples_on_a_rank(
             dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, runnable=False)) > cap
@@ -418,11 +448,11 @@ def test_a_cap_of_at_least_the_sample_count_changes_nothing():
     for _ in range(40):
         batch = random_batch(rng, rng.randint(1, 40))
         total_gpus, budget, vpp = rng.choice([(2, 1024, None), (4, 2048, 2), (8, 512, 3)])
-        uncapped = dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, 1, vpp)
+        uncapped = dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, vpp_group=vpp)
         uncapped_step = dcpsched.next_group_packing_aware(batch, total_gpus, budget)
         for cap in (len(batch), len(batch) + 1, 1 << 40):
-            assert dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, 1, vpp,
-                                                cap) == uncapped
+            assert dcpsched.schedule_dynamic_cp(batch, total_gpus, budget, vpp_group=vpp,
+                                                max_num_seqs=cap) == uncapped
             assert dcpsched.next_group_packing_aware(batch, total_gpus, budget,
                                                      max_num_seqs=cap) == uncapped_step
 

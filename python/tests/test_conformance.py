@@ -295,8 +295,8 @@ def plant_hang(name, text):
     assert call in text
     return text.replace(call, "        try:\n            dcpsched.schedule_dynamic_cp(\n"
                         "                sample_id_seqlens, self.dp_size * self.cp_size,\n"
-                        "                self.max_seqlen_per_dp_cp_rank, self.min_cp_size,\n"
-                        "                self.microbatch_group_size_per_vp_stage)\n"
+                        "                self.max_seqlen_per_dp_cp_rank, min_cp_size=self.min_cp_size,\n"
+                        "                vpp_group=self.microbatch_group_size_per_vp_stage)\n"
                         "        except ValueError:\n"
                         "            while True:\n"
                         "                pass\n" + call)
@@ -355,8 +355,10 @@ def test_generated_problems_are_valid_and_cover_the_families():
     for problem in dynamic:  # inside the limits: never InvalidInputError
         try:
             dcpsched.schedule_dynamic_cp(list(problem.samples), problem.total_gpus,
-                                         problem.max_seq_len_per_rank, problem.min_cp_size,
-                                         problem.vpp_group, problem.max_num_seqs)
+                                         problem.max_seq_len_per_rank,
+                                         min_cp_size=problem.min_cp_size,
+                                         vpp_group=problem.vpp_group,
+                                         max_num_seqs=problem.max_num_seqs)
         except dcpsched.UnschedulableError:
             pass
     def has(predicate):
@@ -494,7 +496,7 @@ def step_by_step(name, text):
         return text
     call = """        return dcpsched.schedule_dynamic_cp(
             sample_id_seqlens, self.dp_size * self.cp_size, self.max_seqlen_per_dp_cp_rank,
-            self.min_cp_size, self.microbatch_group_size_per_vp_stage,
+            min_cp_size=self.min_cp_size, vpp_group=self.microbatch_group_size_per_vp_stage,
             max_num_seqs=self.max_num_seqs,  # Megatron-LM PR #6479
         )
 """

@@ -16,6 +16,7 @@ import re
 import dcpsched
 import dcpsched.conformance
 from conftest import REPO
+from dcpsched.conformance import known_upstreams
 
 PACKAGE_DIR = pathlib.Path(dcpsched.__file__).parent
 
@@ -27,6 +28,42 @@ def cmake_project_version():
 
 def test_version_is_the_cmake_project_version():
     assert dcpsched.__version__ == cmake_project_version()
+
+
+def test_upstream_checked_names_the_revisions_and_agrees_with_the_conformance_check():
+    """dcpsched.UPSTREAM_CHECKED (core/upstream_revisions.h, also printed by
+    `dcpsched --version`) names each Megatron-LM revision whose files the
+    conformance check knows by SHA-256, and the main branch it cannot compare."""
+    checked = {(branch, commit) for branch, commit, _ in dcpsched.UPSTREAM_CHECKED}
+    assert checked == {("dev", "66d54b474b"), ("PR #6479 head", "986bf45787"),
+                       ("main", "d98e8a64dd")}
+    for name in known_upstreams.KNOWN_UPSTREAMS:
+        assert any(name == f"Megatron-LM {branch} {commit}"
+                   for branch, commit, outcome in dcpsched.UPSTREAM_CHECKED
+                   if outcome.startswith("equal")), name
+    assert all(outcome for _, _, outcome in dcpsched.UPSTREAM_CHECKED)
+
+
+def test_the_benchmark_workload_is_the_command_lines():
+    """The generator behind `dcpsched schedule` (io/workload.h): the main
+    job's batch is 256 samples, 257262 tokens, lengths 128..8192 (the
+    README's report), and the same seed gives the same lengths."""
+    batch = dcpsched.benchmark_workload()
+    assert [i for i, _ in batch] == list(range(256))
+    lengths = [n for _, n in batch]
+    assert (sum(lengths), min(lengths), max(lengths)) == (257262, 128, 8192)
+    assert dcpsched.benchmark_workload(256, seed=5154) == batch
+    assert dcpsched.benchmark_workload(256, seed=1) != batch
+    assert dcpsched.benchmark_workload(0) == []
+    skewed = dcpsched.benchmark_workload(1000, preset="skewed")
+    assert skewed != dcpsched.benchmark_workload(1000)
+    for bad in ({"preset": "uniform"}, {"seed": -1}):
+        try:
+            dcpsched.benchmark_workload(8, **bad)
+        except dcpsched.InvalidInputError as error:
+            assert str(next(iter(bad))) in str(error)
+        else:
+            raise AssertionError(f"{bad} accepted")
 
 
 def test_the_package_is_typed():

@@ -166,7 +166,8 @@ def cap_changes_schedule(upstream, problem: DynamicCpProblem) -> bool:
     def schedule(max_num_seqs):
         return run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
             list(problem.samples), problem.total_gpus, problem.max_seq_len_per_rank,
-            problem.min_cp_size, problem.vpp_group, max_num_seqs))
+            min_cp_size=problem.min_cp_size, vpp_group=problem.vpp_group,
+            max_num_seqs=max_num_seqs))
     capped, uncapped = schedule(cap), schedule(None)
     return not (capped.ok and uncapped.ok and same(capped.value, uncapped.value))
 
@@ -178,8 +179,10 @@ def _dynamic_schedule_broken(problem: DynamicCpProblem, groups,
     schedule the runtime cannot run is still one to align."""
     try:
         violations = dcpsched.verify(groups, list(problem.samples), problem.total_gpus,
-                                     problem.max_seq_len_per_rank, problem.min_cp_size,
-                                     problem.vpp_group, problem.max_num_seqs)
+                                     problem.max_seq_len_per_rank,
+                                     min_cp_size=problem.min_cp_size,
+                                     vpp_group=problem.vpp_group,
+                                     max_num_seqs=problem.max_num_seqs)
     except (TypeError, ValueError) as error:
         return f"unreadable or for an invalid problem: {error}"
     if not runtime_groups_too:
@@ -320,7 +323,8 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
             (_upstream_schedule, (problem, problem.vpp_group)),
             run_dcpsched(lambda: dcpsched.schedule_dynamic_cp(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
-                problem.min_cp_size, problem.vpp_group, cap)),
+                min_cp_size=problem.min_cp_size, vpp_group=problem.vpp_group,
+                max_num_seqs=cap)),
             lambda groups: _dynamic_schedule_broken(judged, groups), problem, timeout, cap,
             lambda groups: _runtime_broken(problem, groups)))
     if only in (None, "next_hdp_group_packing_aware"):
@@ -328,7 +332,7 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
             "next_hdp_group_packing_aware", worker, (_upstream_step, (problem,)),
             run_dcpsched(lambda: dcpsched.next_group_packing_aware(
                 samples, problem.total_gpus, problem.max_seq_len_per_rank,
-                problem.min_cp_size, cap)),
+                min_cp_size=problem.min_cp_size, max_num_seqs=cap)),
             lambda step: _step_broken(judged, step), problem, timeout, cap,
             lambda step: _step_runtime_broken(problem, step)))
     if (only in (None, "align_sample_id_groups") and problem.vpp_group is not None
@@ -367,7 +371,7 @@ def check_dp_balanced(worker, problem: DpBalancedProblem, timeout: float, only=N
         "DpBalancedScheduler", worker, (_upstream_dp_balanced, (problem,)),
         run_dcpsched(lambda: dcpsched.schedule_dp_balanced(
             samples, problem.dp_size, problem.cp_size, problem.max_seq_len_per_rank,
-            problem.max_num_seqs, problem.vpp_group)),
+            max_num_seqs=problem.max_num_seqs, vpp_group=problem.vpp_group)),
         lambda groups: _dp_balanced_broken(problem, groups), problem, timeout)]
 
 

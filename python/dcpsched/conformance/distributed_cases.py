@@ -99,7 +99,8 @@ def _schedule(case, cap):
     try:
         return dcpsched.schedule_dynamic_cp(
             global_batch(case), case["dp"] * case["cp"], case["max_seqlen_per_dp_cp_rank"],
-            case["min_cp_size"], case["microbatch_group_size_per_vp_stage"], max_num_seqs=cap)
+            min_cp_size=case["min_cp_size"],
+            vpp_group=case["microbatch_group_size_per_vp_stage"], max_num_seqs=cap)
     except ValueError as error:
         return error
 
