@@ -28,12 +28,13 @@ import textwrap
 import pytest
 import torch
 
-from conftest import EXAMPLES_DIR
-from dcpsched.conformance import distributed, distributed_cases, distributed_timing, records
+import dcpsched.megatron
+from dcpsched.conformance import (cli, distributed, distributed_cases, distributed_timing,
+                                  records)
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 PIPELINE = FIXTURES / "megatron_pipeline"
-DROP_IN = EXAMPLES_DIR / "megatron_drop_in.py"
+DROP_IN = pathlib.Path(dcpsched.megatron.__file__).resolve()
 CLOSING = re.compile(r"^distributed conformance: (\d+) cases on (\d+) ranks, (\d+) equal on "
                      r"every rank, (\d+) differ, (\d+) both reject \(on every rank\), (\d+) "
                      r"upstream's runtime cannot run upstream's schedule \(dcpsched refuses: "
@@ -60,9 +61,10 @@ def closing(output):
 
 
 def test_the_fixture_pipeline_is_equal_on_every_rank_at_w4():
-    status, output = harness("--megatron", PIPELINE, "--distributed", 4, "--batches", 8,
-                             "--drop-in", DROP_IN)
+    # No --drop-in: the package's own, dcpsched/megatron.py.
+    status, output = harness("--megatron", PIPELINE, "--distributed", 4, "--batches", 8)
     assert status == 0, output
+    assert f"drop-in {DROP_IN}" in output, output
     # Which upstream was checked: the fixture is none of the known ones.
     assert "upstream file: " in output and "sha256" in output
     assert "upstream files: NOT the files dcpsched was checked against" in output
@@ -149,6 +151,13 @@ def test_a_rank_that_fails_alone_brings_the_others_down(tmp_path):
                              "--drop-in", wrong, "--distributed-timeout", 10, timeout=120)
     assert status == 3, output
     assert "NOT CHECKED" in output and "0 rank records compared" in output
+
+
+def test_the_default_drop_in_is_the_packages():
+    """Without --drop-in the harness installs the drop-in the package ships,
+    wherever the package is installed (a wheel has no python/examples/)."""
+    assert cli._default_drop_in() == DROP_IN  # pylint: disable=protected-access
+    assert DROP_IN.parent == pathlib.Path(dcpsched.__file__).resolve().parent
 
 
 def test_usage_and_input_errors_exit_2(tmp_path):

@@ -15,6 +15,7 @@ import re
 
 import dcpsched
 import dcpsched.conformance
+import dcpsched.megatron
 from conftest import REPO
 from dcpsched.conformance import known_upstreams
 
@@ -126,7 +127,7 @@ def test_every_function_has_a_docstring():
     undocumented = [name for name, function in public_functions().items()
                     if not (function.__doc__ or "").strip()]
     assert not undocumented
-    modules = [dcpsched, dcpsched.conformance] + [
+    modules = [dcpsched, dcpsched.megatron, dcpsched.conformance] + [
         importlib.import_module(f"dcpsched.conformance.{info.name}")
         for info in pkgutil.iter_modules(dcpsched.conformance.__path__)]
     for module in modules:

@@ -61,8 +61,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --distributed: global batches (cases) to run (default 40)")
     group.add_argument("--drop-in", type=pathlib.Path, metavar="FILE",
                        help="with --distributed: the Python file whose install_into_megatron() "
-                            "installs the drop-in (default: python/examples/megatron_drop_in.py "
-                            "of the source tree)")
+                            "installs the drop-in (default: the installed package's own, "
+                            "dcpsched/megatron.py)")
     group.add_argument("--distributed-timeout", type=float, default=600.0, metavar="SECONDS",
                        help="with --distributed: deadline of the whole run, and of each "
                             "collective (default 600)")
@@ -149,18 +149,12 @@ def _describe_upstream(up, out) -> List[str]:
     return unmodelled
 
 
-def _default_drop_in() -> Optional[pathlib.Path]:
-    """python/examples/megatron_drop_in.py of the source tree, if found."""
-    candidates = [pathlib.Path(__file__).resolve().parents[2] / "examples"]
-    try:
-        from dcpsched import _fuzz_corpus  # pylint: disable=import-outside-toplevel
-        candidates.insert(0, pathlib.Path(_fuzz_corpus.SOURCE_DIR) / "python" / "examples")
-    except ImportError:
-        pass
-    for directory in candidates:
-        if (directory / "megatron_drop_in.py").is_file():
-            return directory / "megatron_drop_in.py"
-    return None
+def _default_drop_in() -> pathlib.Path:
+    """The drop-in the package ships, dcpsched/megatron.py, wherever the
+    package is (a wheel's install, a build tree): the file a training job
+    installs with dcpsched.megatron.install_into_megatron()."""
+    import dcpsched.megatron  # pylint: disable=import-outside-toplevel
+    return pathlib.Path(dcpsched.megatron.__file__).resolve()
 
 
 def _run_distributed(args, out) -> int:
@@ -177,7 +171,7 @@ def _run_distributed(args, out) -> int:
         return 2
     drop_in = args.drop_in or _default_drop_in()
     if drop_in is None or not drop_in.is_file():
-        print(f"conformance: the drop-in file {drop_in or 'megatron_drop_in.py'} was not found: "
+        print(f"conformance: the drop-in file {drop_in} was not found: "
               "pass --drop-in FILE (a file defining install_into_megatron())", file=sys.stderr)
         return 2
     try:

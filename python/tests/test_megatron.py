@@ -1,15 +1,12 @@
-"""python/examples/megatron_drop_in.py: runs as a script, equals the module,
-guards, plugs into (a stand-in for) Megatron-LM's scheduler_map, and uses
-max_num_seqs as the upstream it plugs into does (Megatron-LM PR #6479 caps
-with it; dev ignores it), and warns when it serves an odd number of DPxCP
-ranks, which Megatron-LM refuses for dynamic CP at start-up."""
+"""dcpsched.megatron, the drop-in: equals the module, guards, plugs into
+(a stand-in for) Megatron-LM's scheduler_map, and uses max_num_seqs as the
+upstream it plugs into does (Megatron-LM PR #6479 caps with it; dev ignores
+it), and warns when it serves an odd number of DPxCP ranks, which
+Megatron-LM refuses for dynamic CP at start-up."""
 
-import importlib.util
-import os
 import pathlib
 import random
 import shutil
-import subprocess
 import sys
 import types
 import warnings
@@ -17,52 +14,45 @@ import warnings
 import pytest
 
 import dcpsched
-from conftest import EXAMPLES_DIR
+import dcpsched.megatron
 from dcpsched.conformance import upstream
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "megatron_calls_dcpsched"
 DATASETS = pathlib.Path("megatron", "core", "datasets")
 
-EXAMPLE = EXAMPLES_DIR / "megatron_drop_in.py"
+
+@pytest.fixture(name="drop_in", scope="module")
+def fixture_drop_in():
+    """The drop-in module."""
+    return dcpsched.megatron
 
 
-@pytest.fixture(name="example", scope="module")
-def fixture_example():
-    spec = importlib.util.spec_from_file_location("megatron_drop_in", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_runs_as_a_script():
-    result = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True,
-                            text=True, timeout=120, env=dict(os.environ),
-                            check=False)
-    assert result.returncode == 0, result.stderr
-    assert "256 samples on dp 2 x cp 4" in result.stdout
-    assert "guard on a schedule that lost sample" in result.stdout
-    assert "invariant 1 (no empty rank)" in result.stdout
-    assert "ValueError: Sequence length 20000 (sample 0) requires CP size 16" in result.stdout
+def test_the_drop_in_is_in_the_package():
+    assert pathlib.Path(dcpsched.megatron.__file__).parent == (
+        pathlib.Path(dcpsched.__file__).parent)
+    for name in ("install_into_megatron", "DcpschedDynamicCPScheduler", "ScheduleViolation",
+                 "OddDpCpSizeWarning", "DcpschedGroupsMixin", "upstream_applies_max_num_seqs"):
+        assert hasattr(dcpsched.megatron, name), name
 
 
 @pytest.mark.parametrize("vpp", [None, 1, 2, 3])
-def test_scheduler_equals_the_module(example, vpp):
-    batch = example.benchmark_batch()
-    scheduler = example.DcpschedDynamicCPScheduler(2048, 4, 2, vpp, min_cp_size=2,
+def test_scheduler_equals_the_module(drop_in, vpp):
+    batch = dcpsched.benchmark_workload()
+    scheduler = drop_in.DcpschedDynamicCPScheduler(2048, 4, 2, vpp, min_cp_size=2,
                                                    verify=True)
     assert scheduler.total_hdp_gpus == 8
     assert scheduler.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
         batch, 8, 2048, min_cp_size=2, vpp_group=vpp)
 
 
-def test_invalid_batch_raises_value_error(example):
-    scheduler = example.DcpschedDynamicCPScheduler(2048, 4, 2, None)
+def test_invalid_batch_raises_value_error(drop_in):
+    scheduler = drop_in.DcpschedDynamicCPScheduler(2048, 4, 2, None)
     with pytest.raises(ValueError, match="requires CP size 16"):
         scheduler.get_groups_and_subsamples([(0, 20000)])
 
 
-def test_guard_raises_on_a_broken_schedule(example, monkeypatch):
-    batch = example.benchmark_batch(32)
+def test_guard_raises_on_a_broken_schedule(drop_in, monkeypatch):
+    batch = dcpsched.benchmark_workload(32)
 
     def lossy_scheduler(sample_id_seqlens, *args, **kwargs):
         """A scheduler that loses the first sample of its first microbatch."""
@@ -73,10 +63,10 @@ def test_guard_raises_on_a_broken_schedule(example, monkeypatch):
 
     real_scheduler = dcpsched.schedule_dynamic_cp
     monkeypatch.setattr(dcpsched, "schedule_dynamic_cp", lossy_scheduler)
-    unguarded = example.DcpschedDynamicCPScheduler(2048, 4, 2, None)
+    unguarded = drop_in.DcpschedDynamicCPScheduler(2048, 4, 2, None)
     assert unguarded.get_groups_and_subsamples(batch)  # passes silently
-    guarded = example.DcpschedDynamicCPScheduler(2048, 4, 2, None, verify=True)
-    with pytest.raises(example.ScheduleViolation) as error:
+    guarded = drop_in.DcpschedDynamicCPScheduler(2048, 4, 2, None, verify=True)
+    with pytest.raises(drop_in.ScheduleViolation) as error:
         guarded.get_groups_and_subsamples(batch)
     assert error.value.violations
     assert all(v.startswith("invariant ") for v in error.value.violations)
@@ -95,7 +85,7 @@ def step_without_cap(sample_seqlens, total_gpus, max_seq_len_per_rank, min_cp_si
 
 
 def fake_megatron(step=step_with_cap):
-    """The parts of megatron.core.datasets.data_schedule the example uses,
+    """The parts of megatron.core.datasets.data_schedule the drop-in uses,
     with upstream's constructor and attributes, and `step` as the
     next_hdp_group_packing_aware it imports."""
     data_schedule = types.ModuleType("megatron.core.datasets.data_schedule")
@@ -129,16 +119,16 @@ def fake_megatron(step=step_with_cap):
     return packages
 
 
-def test_install_into_megatron(example, monkeypatch):
+def test_install_into_megatron(drop_in, monkeypatch):
     for name, module in fake_megatron().items():
         monkeypatch.setitem(sys.modules, name, module)
-    installed = example.install_into_megatron(verify=True)
+    installed = drop_in.install_into_megatron(verify=True)
     data_schedule = sys.modules["megatron.core.datasets.data_schedule"]
     assert data_schedule.scheduler_map["default_dynamic_cp"] is installed
     assert issubclass(installed, data_schedule.DefaultDynamicCPScheduler)
     # As Megatron-LM's wrap_data_iterator constructs it.
     scheduler = installed(2048, 4, 2, 2, max_num_seqs=None, min_cp_size=1)
-    batch = example.benchmark_batch(64)
+    batch = dcpsched.benchmark_workload(64)
     assert scheduler.verify_schedules
     assert scheduler.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
         batch, 8, 2048, vpp_group=2)
@@ -157,7 +147,7 @@ def fake_parallel_state(dp_cp_size, initialized=True):
     return parallel_state
 
 
-def install_with_parallel_state(example, monkeypatch, parallel_state, **kwargs):
+def install_with_parallel_state(drop_in, monkeypatch, parallel_state, **kwargs):
     """install_into_megatron(verify=True, **kwargs) into fake_megatron() with
     parallel_state as megatron.core.parallel_state; returns (the class, the
     OddDpCpSizeWarnings raised)."""
@@ -169,14 +159,14 @@ def install_with_parallel_state(example, monkeypatch, parallel_state, **kwargs):
         monkeypatch.setitem(sys.modules, name, module)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        installed = example.install_into_megatron(verify=True, **kwargs)
+        installed = drop_in.install_into_megatron(verify=True, **kwargs)
     return installed, [w for w in caught if issubclass(w.category,
-                                                       example.OddDpCpSizeWarning)]
+                                                       drop_in.OddDpCpSizeWarning)]
 
 
 @pytest.mark.parametrize("dp_cp_size", [3, 5, 15])
-def test_install_into_a_runtime_of_odd_dp_cp_size_warns(example, monkeypatch, dp_cp_size):
-    _, raised = install_with_parallel_state(example, monkeypatch,
+def test_install_into_a_runtime_of_odd_dp_cp_size_warns(drop_in, monkeypatch, dp_cp_size):
+    _, raised = install_with_parallel_state(drop_in, monkeypatch,
                                             fake_parallel_state(dp_cp_size))
     assert len(raised) == 1
     message = str(raised[0].message)
@@ -193,16 +183,16 @@ def test_install_into_a_runtime_of_odd_dp_cp_size_warns(example, monkeypatch, dp
     (None, {"dp_cp_size": 7}, True),                          # said by the caller
     (fake_parallel_state(3), {"dp_cp_size": 4}, False),       # the caller's size wins
 ])
-def test_install_warns_only_for_an_odd_size_it_knows(example, monkeypatch, parallel_state,
+def test_install_warns_only_for_an_odd_size_it_knows(drop_in, monkeypatch, parallel_state,
                                                      kwargs, warned):
-    _, raised = install_with_parallel_state(example, monkeypatch, parallel_state, **kwargs)
+    _, raised = install_with_parallel_state(drop_in, monkeypatch, parallel_state, **kwargs)
     assert bool(raised) is warned
 
 
-def test_the_installed_class_warns_when_built_for_an_odd_size(example, monkeypatch):
-    installed, raised = install_with_parallel_state(example, monkeypatch, None)
+def test_the_installed_class_warns_when_built_for_an_odd_size(drop_in, monkeypatch):
+    installed, raised = install_with_parallel_state(drop_in, monkeypatch, None)
     assert not raised
-    with pytest.warns(example.OddDpCpSizeWarning, match="^3 DPxCP ranks: Megatron-LM refuses"):
+    with pytest.warns(drop_in.OddDpCpSizeWarning, match="^3 DPxCP ranks: Megatron-LM refuses"):
         scheduler = installed(2048, 1, 3, None, max_num_seqs=None, min_cp_size=1)
     # It still schedules, as upstream's scheduler would: the runtime is what refuses.
     assert scheduler.get_groups_and_subsamples([(0, 10)]) == dcpsched.schedule_dynamic_cp(
@@ -221,11 +211,11 @@ def capped_batch():
 
 
 @pytest.mark.parametrize("step, applies", [(step_with_cap, True), (step_without_cap, False)])
-def test_install_uses_max_num_seqs_as_the_upstream_step_does(example, monkeypatch, step,
+def test_install_uses_max_num_seqs_as_the_upstream_step_does(drop_in, monkeypatch, step,
                                                             applies):
     for name, module in fake_megatron(step).items():
         monkeypatch.setitem(sys.modules, name, module)
-    installed = example.install_into_megatron(verify=True)
+    installed = drop_in.install_into_megatron(verify=True)
     assert installed.applies_max_num_seqs is applies
     batch = capped_batch()
     scheduler = installed(2048, 4, 2, None, max_num_seqs=2, min_cp_size=1)
@@ -233,17 +223,17 @@ def test_install_uses_max_num_seqs_as_the_upstream_step_does(example, monkeypatc
         batch, 8, 2048, max_num_seqs=2 if applies else None)
 
 
-def test_the_standalone_scheduler_applies_max_num_seqs(example):
+def test_the_standalone_scheduler_applies_max_num_seqs(drop_in):
     batch = capped_batch()
-    capped = example.DcpschedDynamicCPScheduler(2048, 4, 2, None, 2, verify=True)
+    capped = drop_in.DcpschedDynamicCPScheduler(2048, 4, 2, None, 2, verify=True)
     assert capped.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
         batch, 8, 2048, max_num_seqs=2)
-    uncapped = example.DcpschedDynamicCPScheduler(2048, 4, 2, None)
+    uncapped = drop_in.DcpschedDynamicCPScheduler(2048, 4, 2, None)
     assert uncapped.get_groups_and_subsamples(batch) == dcpsched.schedule_dynamic_cp(
         batch, 8, 2048)
 
 
-def installed_into(checkout, example, monkeypatch):
+def installed_into(checkout, drop_in, monkeypatch):
     """install_into_megatron() into the checkout's modules, loaded as the
     conformance check loads them; returns (the installed class, upstream's)."""
     loaded = upstream.load(checkout)
@@ -253,7 +243,7 @@ def installed_into(checkout, example, monkeypatch):
     packages["megatron.core.datasets.data_schedule"] = loaded.schedule_module
     for name, module in packages.items():
         monkeypatch.setitem(sys.modules, name, module)
-    return example.install_into_megatron(verify=True), loaded.dynamic_cp_scheduler
+    return drop_in.install_into_megatron(verify=True), loaded.dynamic_cp_scheduler
 
 
 def drop_pr6479_lines(checkout):
@@ -272,13 +262,13 @@ def groups_or_error(scheduler, batch):
 
 
 @pytest.mark.parametrize("as_dev", [False, True])
-def test_install_into_the_fixture_checkout_equals_its_scheduler(example, monkeypatch,
+def test_install_into_the_fixture_checkout_equals_its_scheduler(drop_in, monkeypatch,
                                                                tmp_path, as_dev):
     checkout = tmp_path / "checkout"
     shutil.copytree(FIXTURE, checkout)
     if as_dev:
         drop_pr6479_lines(checkout)
-    installed, theirs = installed_into(checkout, example, monkeypatch)
+    installed, theirs = installed_into(checkout, drop_in, monkeypatch)
     assert installed.applies_max_num_seqs is not as_dev
     rng = random.Random(6479)
     capped_differently = 0  # batches where the cap changes the schedule

@@ -1,11 +1,24 @@
-"""Megatron-LM drop-in: DefaultDynamicCPScheduler's schedule, from dcpsched.
+"""dcpsched.megatron: Megatron-LM's DefaultDynamicCPScheduler, scheduling by dcpsched.
 
 Upstream's DefaultDynamicCPScheduler (megatron/core/datasets/data_schedule.py)
 computes each global batch's schedule in get_groups_and_subsamples. The
 classes here compute the same schedule (bit for bit: the golden vectors say
 so) with the C++ core, with the GIL released, and raise ValueError with a
 message saying what to change where upstream would crash, hang or return a
-broken schedule.
+broken schedule. Everything else of the data pipeline (run(): the gather,
+the rerouting, THD packing, the broadcasts) stays upstream's.
+
+In a training job (a Megatron-LM fork), install it once per process, after
+the process groups exist and before the first training step:
+
+    from dcpsched.megatron import install_into_megatron
+    install_into_megatron()
+
+Megatron-LM's wrap_data_iterator looks its scheduler class up in
+data_schedule.scheduler_map by config.sequence_packing_scheduler on every
+global batch; install_into_megatron() puts a subclass of upstream's
+DefaultDynamicCPScheduler there under "default_dynamic_cp". Where in the
+fork that goes: python/README.md, "The drop-in in a training job".
 
 max_num_seqs (the cap on the samples one rank holds in a microbatch) is
 used as upstream uses it: Megatron-LM PR #6479 passes it to its
@@ -33,22 +46,10 @@ Standalone (no Megatron-LM needed):
         microbatch_group_size_per_vp_stage=None, min_cp_size=1, verify=True)
     groups = scheduler.get_groups_and_subsamples([(0, 5000), (1, 300)])
 
-Inside Megatron-LM, before the data iterator is wrapped:
-
-    import megatron_drop_in
-    megatron_drop_in.install_into_megatron(verify=True)
-
-after which config.sequence_packing_scheduler == "default_dynamic_cp" uses
-dcpsched (everything but the schedule, e.g. run(), stays upstream's).
-
-Run as a script for a demo: python3 megatron_drop_in.py (with the built
-module on PYTHONPATH, e.g. PYTHONPATH=build/python).
+python/examples/megatron_drop_in.py is a short demo of both.
 """
 
 import inspect
-import random
-import sys
-import time
 import warnings
 
 import dcpsched
@@ -204,82 +205,3 @@ def install_into_megatron(verify=False, dp_cp_size=None):
 
     data_schedule.scheduler_map["default_dynamic_cp"] = DcpschedDefaultDynamicCPScheduler
     return DcpschedDefaultDynamicCPScheduler
-
-
-# --- demo ----------------------------------------------------------------------
-
-
-def benchmark_batch(count=256, seed=5154):
-    """Lengths like upstream's DCP benchmark: lognormal with mean 1024 and
-    sigma 1.5, clipped to [128, 8192]; ids 0..count-1."""
-    rng = random.Random(seed)
-    sigma = 1.5
-    mu = 6.931471805599453 - sigma * sigma / 2  # log(1024) - sigma^2 / 2
-    return [(i, min(8192, max(128, round(rng.lognormvariate(mu, sigma)))))
-            for i in range(count)]
-
-
-def describe(groups, lengths):
-    """One line per microbatch: its CP groups as ranks=ids."""
-    lines = []
-    for index, ranks in enumerate(groups):
-        runs, start = [], 0
-        while start < len(ranks):
-            end = start
-            while end + 1 < len(ranks) and ranks[end + 1] == ranks[start]:
-                end += 1
-            tokens = sum(lengths[i] for i in ranks[start]) / (end - start + 1)
-            runs.append(f"{start}-{end}:{ranks[start]} ({tokens:.0f} tok/rank)")
-            start = end + 1
-        lines.append(f"  microbatch {index}: " + "  ".join(runs))
-    return lines
-
-
-def main():
-    batch = benchmark_batch()
-    lengths = dict(batch)
-    scheduler = DcpschedDynamicCPScheduler(
-        max_seqlen_per_dp_cp_rank=2048, cp_size=4, dp_size=2,
-        microbatch_group_size_per_vp_stage=None, min_cp_size=1, verify=True)
-
-    start = time.perf_counter()
-    groups = scheduler.get_groups_and_subsamples(batch)
-    elapsed_ms = (time.perf_counter() - start) * 1000
-    print(f"dcpsched {dcpsched.__version__}: {len(batch)} samples on dp 2 x cp 4, "
-          f"max_seqlen_per_dp_cp_rank 2048")
-    print(f"{len(groups)} microbatches in {elapsed_ms:.2f} ms (schedule + verify):")
-    print("\n".join(describe(groups[:3], lengths)))
-    print(f"  ... {len(groups) - 3} more")
-
-    # The runtime guard: a schedule that lost a sample on its way is caught.
-    broken = [[list(rank) for rank in microbatch] for microbatch in groups]
-    victim = broken[0][0][0]
-    for rank in broken[0]:
-        if victim in rank:
-            rank.remove(victim)
-    violations = dcpsched.verify(broken, batch, scheduler.total_hdp_gpus,
-                                 scheduler.max_seq_len_per_rank)
-    print(f"guard on a schedule that lost sample {victim}: {violations[0]}")
-
-    # Where upstream fails, dcpsched says what to change.
-    try:
-        scheduler.get_groups_and_subsamples([(0, 20000)])
-    except ValueError as error:
-        print(f"a sample of 20000 tokens on 8 ranks: ValueError: {error}")
-
-    # With Megatron-LM importable, the drop-in must equal upstream exactly.
-    try:
-        from megatron.core.datasets.data_schedule import DefaultDynamicCPScheduler
-    except ImportError:
-        print("Megatron-LM not importable: upstream comparison skipped")
-    else:
-        upstream = DefaultDynamicCPScheduler(2048, 4, 2, None)
-        same = upstream.get_groups_and_subsamples(batch) == groups
-        print(f"equal to upstream's DefaultDynamicCPScheduler: {same}")
-        if not same:
-            return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
