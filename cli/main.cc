@@ -24,6 +24,7 @@
 #include "cli/exit_codes.h"
 #include "cli/schedule_command.h"
 #include "cli/verify_command.h"
+#include "core/upstream_revisions.h"
 
 namespace dcpsched {
 namespace {
@@ -41,6 +42,18 @@ std::vector<const char*> WithDefaultSubcommand(int argc, char** argv) {
     }
   }
   return arguments;
+}
+
+// What --version prints: the version, then the Megatron-LM revisions this
+// build was checked against (core/upstream_revisions.h), one a line.
+std::string VersionText() {
+  std::string text = "dcpsched " DCPSCHED_VERSION
+                     "\nchecked against Megatron-LM:";
+  for (const UpstreamRevision& revision : kUpstreamChecked) {
+    text += std::string("\n  ") + revision.branch + " " + revision.commit +
+            ": " + revision.outcome;
+  }
+  return text;
 }
 
 // "dcpsched" or "dcpsched schedule": where to look for --help after a
@@ -61,7 +74,7 @@ int RunDcpsched(int argc, char** argv) {
       "without a subcommand are schedule's.",
       "dcpsched");
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", "dcpsched " DCPSCHED_VERSION);
+  app.set_version_flag("--version", VersionText());
   app.footer(kExitStatusHelp);
   CLI::App* schedule = app.add_subcommand(
       "schedule",

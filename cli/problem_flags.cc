@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cost_profile_flag.h"
 #include "cli/exit_codes.h"
+#include "cli/flag_hints.h"
 #include "cli/integer_flag.h"
 #include "core/types.h"
 #include "core/validate.h"
@@ -29,6 +30,22 @@ std::optional<std::int64_t> IfGiven(const CLI::Option* option,
                                     std::int64_t value) {
   if (option->count() == 0) return std::nullopt;
   return value;
+}
+
+// The topology is dp x cp; with one of --dp and --cp given, the other's
+// default silently decides G, so say what it is.
+void NoteOneSidedTopology(const CLI::Option& dp, const CLI::Option& cp,
+                          const RunParameters& parameters, std::ostream& err) {
+  if ((dp.count() > 0) == (cp.count() > 0)) return;
+  const bool dp_given = dp.count() > 0;
+  err << "dcpsched: note: " << (dp_given ? "--dp " : "--cp ")
+      << (dp_given ? parameters.dp_size : parameters.cp_size) << " without "
+      << (dp_given ? "--cp" : "--dp") << " runs dp " << parameters.dp_size
+      << " x cp " << parameters.cp_size << " (the default "
+      << (dp_given ? "--cp " : "--dp ")
+      << (dp_given ? parameters.cp_size : parameters.dp_size) << "), G = "
+      << parameters.dp_size * parameters.cp_size << " ranks; give "
+      << (dp_given ? "--cp C" : "--dp D") << " to choose\n";
 }
 
 }  // namespace
@@ -49,17 +66,21 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
                       "as dp G x cp 1")
           ->type_name("G")
           ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
-  CLI::Option* dp =
-      command.add_option("--dp", flags_.dp_size, "Data-parallel size D")
+  dp_option_ =
+      command
+          .add_option("--dp", flags_.dp_size,
+                      "Data-parallel size D; G = D x C ranks (give --cp too)")
           ->type_name("D")
           ->capture_default_str()
           ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
-  CLI::Option* cp =
-      command.add_option("--cp", flags_.cp_size, "Context-parallel size C")
+  cp_option_ =
+      command
+          .add_option("--cp", flags_.cp_size,
+                      "Context-parallel size C; G = D x C ranks (give --dp too)")
           ->type_name("C")
           ->capture_default_str()
           ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
-  total_gpus_option_->excludes(dp)->excludes(cp);
+  total_gpus_option_->excludes(dp_option_)->excludes(cp_option_);
 
   command
       .add_option("--mslpr,--max-seq-len-per-rank", flags_.max_seq_len_per_rank,
@@ -152,8 +173,11 @@ int ProblemFlags::BuildProblem(std::ostream& err,
   parameters.vpp_group = IfGiven(vpp_option_, flags_.vpp_group);
   parameters.max_num_seqs = IfGiven(max_num_seqs_option_, flags_.max_num_seqs);
   if (absl::Status valid = ValidateRunParameters(parameters); !valid.ok()) {
-    err << "dcpsched: " << valid.message() << "\n";
+    err << "dcpsched: " << WithFlagHint(valid.message(), parameters) << "\n";
     return kExitUsage;
+  }
+  if (total_gpus_option_->count() == 0) {
+    NoteOneSidedTopology(*dp_option_, *cp_option_, parameters, err);
   }
   if (const int loaded =
           LoadCostProfileFlag(flags_.cost_profile, err, &problem->cost_profile);
@@ -170,6 +194,12 @@ int ProblemFlags::BuildSamples(std::ostream& err,
         ReadLengthsFile(flags_.lengths_file);
     if (!samples.ok()) {
       err << "dcpsched: " << samples.status().message() << "\n";
+      return kExitUsage;
+    }
+    if (samples->empty()) {
+      err << "dcpsched: the lengths file " << flags_.lengths_file
+          << " holds no sample (only blank lines and # comments): nothing "
+             "to schedule; write one `len` or `id,len` per line\n";
       return kExitUsage;
     }
     problem->samples = *std::move(samples);
@@ -189,6 +219,10 @@ int ProblemFlags::BuildSamples(std::ostream& err,
     err << "dcpsched: " << samples.status().message()
         << " (set by --samples, --mean, --sigma, --min-len, --max-len)\n";
     return kExitUsage;
+  }
+  if (samples->empty()) {
+    err << "dcpsched: note: --samples 0: the batch is empty, so the schedule "
+           "has no microbatch and the figures are 0\n";
   }
   problem->samples = *std::move(samples);
   problem->workload_description = DescribeWorkload(workload);

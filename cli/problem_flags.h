@@ -30,7 +30,10 @@ class ProblemFlags {
   // Builds the problem the parsed (or default) flags describe into
   // `*problem`. Returns kExitSuccess, or writes one error line to `err` and
   // returns kExitUsage (parameters out of range, the lengths file cannot
-  // be read or parsed, or the cost profile cannot be found or is malformed).
+  // be read or parsed or holds no sample, or the cost profile cannot be
+  // found or is malformed). Writes a note line to `err` where a default
+  // the user may not expect decides the problem: one of --dp and --cp
+  // given without the other, or an empty generated batch (--samples 0).
   int BuildProblem(std::ostream& err, SchedulingProblem* problem) const;
 
  private:
@@ -53,6 +56,8 @@ class ProblemFlags {
   Flags flags_;
   // Options whose presence (not only value) matters.
   CLI::Option* total_gpus_option_ = nullptr;
+  CLI::Option* dp_option_ = nullptr;
+  CLI::Option* cp_option_ = nullptr;
   CLI::Option* vpp_option_ = nullptr;
   CLI::Option* max_num_seqs_option_ = nullptr;
   CLI::Option* mean_option_ = nullptr;

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "cli/comparison_runs.h"
 #include "cli/exit_codes.h"
+#include "cli/flag_hints.h"
 #include "cli/problem_flags.h"
 #include "cli/svg_output.h"
 #include "io/report.h"
@@ -75,10 +76,18 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
     err << "dcpsched: " << comparison.status().message() << "\n";
     return kExitUsage;
   }
+  if (*chosen == SchedulerKind::kLegacy &&
+      problem.parameters.max_num_seqs.has_value()) {
+    err << "dcpsched: --max-num-seqs cannot be used with --scheduler legacy: "
+           "the legacy scheduler takes no cap; drop --max-num-seqs, or "
+           "choose packing_aware or dp_balanced\n";
+    return kExitUsage;
+  }
   const ScheduleRun chosen_run = RunScheduler(*chosen, problem);
   if (!chosen_run.status.ok()) {
     err << "dcpsched: " << SchedulerName(*chosen)
-        << " cannot schedule this batch: " << chosen_run.status.message()
+        << " cannot schedule this batch: "
+        << WithFlagHint(chosen_run.status.message(), problem.parameters)
         << "\n";
     return kExitUsage;
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -109,6 +110,19 @@ absl::StatusOr<std::int64_t> ParseLength(absl::string_view field,
   return len;
 }
 
+// True if every field of the line begins with a letter: a header such as
+// `id,len` or `length`, not a mistyped number.
+bool IsWordLine(absl::string_view content) {
+  for (const absl::string_view field : absl::StrSplit(content, ',')) {
+    const absl::string_view trimmed = TrimBlanks(field);
+    if (trimmed.empty() || !absl::ascii_isalpha(
+                               static_cast<unsigned char>(trimmed.front()))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Parser state across lines: the form in use and where each id was seen.
 class LengthsFileParser {
  public:
@@ -124,14 +138,23 @@ class LengthsFileParser {
     }
     const LineForm form =
         fields.size() == 1 ? LineForm::kLength : LineForm::kIdAndLength;
+    const bool first_content_line = !form_.has_value();
     if (absl::Status same = CheckSameForm(form, line_number); !same.ok()) {
       return same;
     }
-    return form == LineForm::kLength
-               ? AddSample(static_cast<SampleId>(samples_.size()),
-                           TrimBlanks(fields[0]), line_number)
-               : AddSampleWithId(TrimBlanks(fields[0]), TrimBlanks(fields[1]),
-                                 line_number);
+    absl::Status added =
+        form == LineForm::kLength
+            ? AddSample(static_cast<SampleId>(samples_.size()),
+                        TrimBlanks(fields[0]), line_number)
+            : AddSampleWithId(TrimBlanks(fields[0]), TrimBlanks(fields[1]),
+                              line_number);
+    if (!added.ok() && first_content_line && IsWordLine(content)) {
+      // A first line of words is a header (`id,len`, CSV exports have one).
+      return absl::InvalidArgumentError(absl::StrCat(
+          added.message(), "; if line ", line_number,
+          " is a header, comment it out with # (e.g. `# ", content, "`)"));
+    }
+    return added;
   }
 
   std::vector<Sample> TakeSamples() && { return std::move(samples_); }

@@ -91,6 +91,25 @@ TEST(ParseLengthsFileTest, ErrorsNameTheLineAndTheProblem) {
   ExpectRejected(",5\n", {"line 1", "the id is missing"});
 }
 
+TEST(ParseLengthsFileTest, AHeaderLineIsExplained) {
+  // A CSV export's header: the error says to comment it out.
+  ExpectRejected("id,len\n1,100\n",
+                 {"line 1", "the id \"id\" is not a number",
+                  "if line 1 is a header, comment it out with # (e.g. `# id,len`)"});
+  ExpectRejected("\n# lengths\nlength\n100\n",
+                 {"line 3", "if line 3 is a header, comment it out with #"});
+  // Commented out, it is skipped.
+  EXPECT_EQ(ParseLengthsFile("# id,len\n1,100\n").value(),
+            (std::vector<Sample>{{1, 100}}));
+  // A mistyped number is not called a header, nor a word on a later line.
+  const absl::StatusOr<std::vector<Sample>> typo = ParseLengthsFile("+5\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_FALSE(absl::StrContains(typo.status().message(), "header"));
+  const absl::StatusOr<std::vector<Sample>> later = ParseLengthsFile("100\nabc\n");
+  ASSERT_FALSE(later.ok());
+  EXPECT_FALSE(absl::StrContains(later.status().message(), "header"));
+}
+
 TEST(ParseLengthsFileTest, MixedFormsAreRejected) {
   ExpectRejected("# ids\n1,100\n200\n",
                  {"line 3", "`len` form but line 2 uses `id,len`",
