@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -104,8 +105,10 @@ absl::Status CheckAtLeastOne(absl::string_view field,
   return absl::OkStatus();
 }
 
-// `c`, `km`, `km+c`, `km-c` (`m` alone is k = 1).
+// `c`, `km`, `km+c`, `km-c` (`m` alone is k = 1; k and c signed integers).
 absl::StatusOr<LengthTerm> ParseTerm(absl::string_view text) {
+  const absl::Status malformed =
+      Invalid("lens", absl::StrCat("'", text, "' is not c, km, km+c or km-c"));
   const std::size_t m = text.find('m');
   LengthTerm term;
   absl::string_view rest = text;
@@ -113,23 +116,19 @@ absl::StatusOr<LengthTerm> ParseTerm(absl::string_view text) {
     const absl::string_view k = text.substr(0, m);
     if (k.empty()) {
       term.per_mslpr = 1;
-    } else if (!absl::SimpleAtoi(k, &term.per_mslpr) || k.front() == '+') {
-      return Invalid("lens", absl::StrCat("'", text, "' is not c, km, km+c or km-c"));
+    } else if (k.front() == '+' || !absl::SimpleAtoi(k, &term.per_mslpr)) {
+      return malformed;
     }
     rest = text.substr(m + 1);
-    if (!rest.empty() && rest.front() != '+' && rest.front() != '-') {
-      return Invalid("lens", absl::StrCat("'", text, "' is not c, km, km+c or km-c"));
+    // After `m`: nothing, or a sign and digits.
+    if (!rest.empty() && (rest.size() < 2 || (rest[0] != '+' && rest[0] != '-') ||
+                          !absl::ascii_isdigit(static_cast<unsigned char>(rest[1])))) {
+      return malformed;
     }
-    if (absl::ConsumePrefix(&rest, "+") && !rest.empty() && rest.front() == '-') {
-      return Invalid("lens", absl::StrCat("'", text, "' is not c, km, km+c or km-c"));
-    }
+  } else if (rest.empty()) {
+    return malformed;
   }
-  if (!rest.empty() && !absl::SimpleAtoi(rest, &term.offset)) {
-    return Invalid("lens", absl::StrCat("'", text, "' is not c, km, km+c or km-c"));
-  }
-  if (m == absl::string_view::npos && rest.empty()) {
-    return Invalid("lens", "an empty term");
-  }
+  if (!rest.empty() && !absl::SimpleAtoi(rest, &term.offset)) return malformed;
   if (std::max(term.per_mslpr, -term.per_mslpr) > kMaxTermPart ||
       std::max(term.offset, -term.offset) > kMaxTermPart) {
     return Invalid("lens", absl::StrCat("'", text, "': k and c must be within +-2^26"));

@@ -29,8 +29,8 @@
 //
 // Each test prints how many problems it checked, in how long, and the count
 // of each outcome (properties/outcome_class.h), and each failure as the
-// problem's line (io/problem_text.h), which the CLI's --problem and
-// CheckEveryProperty in a regression test read back. --part=K/N checks
+// problem's line (io/problem_text.h), which a regression test reads back
+// (kRegressions in tests/problem_checks_test.cc: CheckEveryProperty). --part=K/N checks
 // every N-th problem from the K-th, so N processes share a set.
 
 #include <chrono>
