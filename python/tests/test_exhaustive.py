@@ -10,10 +10,11 @@ import hashlib
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
-from dcpsched.conformance import exhaustive
+from dcpsched.conformance import checks, exhaustive
 from test_conformance import as_dev, conformance, copy_fixture
 
 SMALL_SETS = ("G=1..5,12 n=0..3 lens=1,m-1,m,m+1,2m,-3,8,3m+2 mslpr=1,3 min_cp=1,2 "
@@ -123,3 +124,34 @@ def test_nothing_checked_exits_2_saying_why(tmp_path, sets, why):
     status, output, _ = conformance("--megatron", copy_fixture(tmp_path), "--exhaustive", sets,
                                     cwd=tmp_path)
     assert status == 2 and why in output, output
+
+
+def test_a_difference_that_does_not_reproduce_counts_as_its_rerun(monkeypatch, capsys):
+    """A timed-out upstream call on a loaded machine: the first run differs,
+    the rerun with a longer timeout is equal."""
+    calls = []
+
+    def run_checks(worker, problem, timeout, only=None):
+        calls.append((problem, timeout, only))
+        kind = checks.DIFFER if len(calls) == 1 else checks.EQUAL
+        return [checks.Outcome("next_hdp_group_packing_aware", kind,
+                               checks.Answer(hung=kind == checks.DIFFER), checks.Answer(value=1),
+                               problem)]
+
+    monkeypatch.setattr(checks, "run_checks", run_checks)
+    sets = "G=1 n=1 lens=1 mslpr=4 min_cp=2 vpp=none max_num_seqs=none"  # no dp_balanced
+    assert exhaustive.run(None, sets, 0.1, sys.stdout) == 0
+    out = capsys.readouterr().out
+    assert "not reproduced: next_hdp_group_packing_aware: G=1 mslpr=4 min_cp=2" in out, out
+    assert calls[1][1] == pytest.approx(0.1 * exhaustive.CONFIRM_FACTOR)
+    assert calls[1][2] == "next_hdp_group_packing_aware"
+    assert "(1 differences did not reproduce" in out
+    assert CLOSING.search(out).group(4) == "0", out
+    # A difference that comes back stays one.
+    calls.clear()
+    monkeypatch.setattr(checks, "run_checks", lambda w, p, t, only=None: [checks.Outcome(
+        "next_hdp_group_packing_aware", checks.DIFFER, checks.Answer(value=2),
+        checks.Answer(value=1), p)])
+    assert exhaustive.run(None, sets, 0.1, sys.stdout) == 1
+    out = capsys.readouterr().out
+    assert "differ: next_hdp_group_packing_aware: G=1" in out and "not reproduced" not in out
