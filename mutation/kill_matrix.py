@@ -36,10 +36,10 @@ golden column.
 import collections
 import dataclasses
 
-SCORING_LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty"]
+SCORING_LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty", "exhaustive"]
 # The union the closing line "properties + corpus + fuzz" counts: the layers
 # with no hand-computed expectation that the earlier reports counted too
-# (fuzz-empty has none either, and has its own line and column).
+# (fuzz-empty and exhaustive have none either, and have their own columns).
 NO_EXPECTATION = ["properties", "corpus", "fuzz"]
 FUZZ_LAYERS = ["fuzz", "fuzz-empty"]
 

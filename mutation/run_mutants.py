@@ -27,6 +27,10 @@ with fixed seeds, until one kills it:
               same targets, each --fuzz-empty-seconds (default 60) from an EMPTY
               corpus (the target's dictionary kept), stopping at the first
               target that kills
+  exhaustive  only when named in --layers: tests/exhaustive_check.cc, every
+              problem of explicit finite sets through every check
+              (EXHAUSTIVE_SETS, 74880 problems, one GoogleTest test per
+              scheduler)
   golden      last, only for mutants still alive: golden_test
 
 Both fuzz layers record each mutant's time to kill (as Magma and FuzzBench
@@ -111,11 +115,18 @@ import kill_matrix
 import matrix_cache
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty", "golden"]
+LAYERS = ["unit", "properties", "corpus", "fuzz", "fuzz-empty", "exhaustive", "golden"]
 PRE_GOLDEN = LAYERS[:-1]
 FUZZ_LAYERS = ["fuzz", "fuzz-empty"]
-# fuzz-empty (up to --fuzz-empty-seconds, 60 s, per target) runs only when asked for.
-DEFAULT_LAYERS = [l for l in LAYERS if l != "fuzz-empty"]
+# fuzz-empty (up to --fuzz-empty-seconds, 60 s, per target) and exhaustive
+# run only when asked for.
+DEFAULT_LAYERS = [l for l in LAYERS if l not in ("fuzz-empty", "exhaustive")]
+# The sets the exhaustive layer's program checks (properties/problem_enumerator.h:
+# the sanitized test command's, 74880 problems, a few seconds unmutated; the
+# test command's 599168 would cost about 40 s a mutant).
+EXHAUSTIVE_SETS = "test-sanitized"
+# Arguments a layer's program takes besides GoogleTest's.
+PROGRAM_ARGS = {"exhaustive_check": [f"--sets={EXHAUSTIVE_SETS}"]}
 # Time to kill is counted within these limits, seconds (the report's table).
 TTK_LIMITS = (1, 10, 60)
 # Every build here: an index past a vector's end aborts (a crash kill) instead
@@ -348,6 +359,7 @@ def layer_programs():
                            os.listdir(os.path.join(REPO, "properties"))
                            if f.endswith("_properties.cc")),
       "corpus": [f"{t}_replay" for t in FUZZ_TARGETS],
+      "exhaustive": ["exhaustive_check"],
       "golden": ["golden_test"],
   }
 
@@ -461,7 +473,8 @@ class Suite:
       counts[program] = counts.get(program, 0) + 1
 
   def gtest_command(self, program):
-    return [os.path.join(self.gcc_dir, program), "--gtest_brief=1", "--gtest_fail_fast"]
+    return [os.path.join(self.gcc_dir, program), *PROGRAM_ARGS.get(program, []),
+            "--gtest_brief=1", "--gtest_fail_fast"]
 
   def run_layer(self, layer, mutant_id, file, scratch):
     """Returns (how, program, seconds, time to kill) for the first program that
@@ -617,7 +630,8 @@ class Suite:
       if not self.reaches(program, mutant_id):
         continue
       log_path = os.path.join(scratch, f"{program}.log")
-      how, seconds = self.run_program([os.path.join(self.gcc_dir, program), "--gtest_color=no"],
+      how, seconds = self.run_program([os.path.join(self.gcc_dir, program),
+                                       *PROGRAM_ARGS.get(program, []), "--gtest_color=no"],
                                       program, mutant_id, log_path, self.timeout(program))
       total += seconds
       if how == "passed":
@@ -733,6 +747,8 @@ def layer_key(layer, suite_id, args):
   if layer == "fuzz-empty":
     return (f"{suite_id}:seed={args.seed}:seconds={args.fuzz_empty_seconds}:ttk=wall:"
             f"order={order}")
+  if layer == "exhaustive":
+    return f"{suite_id}:sets={EXHAUSTIVE_SETS}:{floor}"
   return f"{suite_id}:{floor}"
 
 
@@ -958,9 +974,10 @@ def write_report(path, context, mutants, outcomes, equivalents, dropped, named=(
   equivalent = total["equivalent"]
   line = score_line(killed, generated - equivalent, equivalent, generated)
 
-  # The fuzz-empty column only when it ran: reports without it keep their columns.
+  # The fuzz-empty and exhaustive columns only when they ran: reports without
+  # them keep their columns.
   columns = ["unit", "properties", "corpus", "fuzz"] + \
-      (["fuzz-empty"] if "fuzz-empty" in context["layers"] else [])
+      [l for l in ("fuzz-empty", "exhaustive") if l in context["layers"]]
 
   def table(kind, title):
     out = [f"### {title}", "",
@@ -1178,6 +1195,9 @@ def layer_settings(context):
                     f"first kill")
   if not any(l in context["layers"] for l in FUZZ_LAYERS):
     settings.append("no fuzz layer")
+  if "exhaustive" in context["layers"]:
+    settings.append(f"exhaustive at the sets {EXHAUSTIVE_SETS} "
+                    f"(properties/problem_enumerator.h)")
   return ", ".join(settings)
 
 
@@ -1198,6 +1218,8 @@ def write_elements_json(path, context, mutants, matrix, equivalents):
     config["fuzz_seconds"] = context["fuzz_seconds"]
   if "fuzz-empty" in context["layers"]:
     config["fuzz_empty_seconds"] = context["fuzz_empty_seconds"]
+  if "exhaustive" in context["layers"]:
+    config["exhaustive_sets"] = EXHAUSTIVE_SETS
   # Each fuzz layer's time to kill per mutant (Suite.run_fuzz; null: it ran
   # and did not kill): the schema has no place for it, its config is free.
   ttk = {l: {m["id"]: matrix["ttk"][m["id"]].get(l) for m in mutants}

@@ -140,6 +140,7 @@ std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
     for (std::int64_t r = first; r < end; ++r) ranks.push_back(r);
     return ranks;
   };
+  if (rank < 0 || rank >= total_gpus) return std::nullopt;  // past G: no group at all
   if (cp_size == total_gpus) return ranks_from(0, total_gpus);
   const std::vector<std::int64_t> created = RuntimeCreatedSizes(total_gpus, min_cp_size);
   if (std::find(created.begin(), created.end(), cp_size) == created.end()) {

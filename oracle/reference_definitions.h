@@ -54,7 +54,8 @@ std::vector<std::int64_t> RuntimeCreatedSizes(std::int64_t total_gpus,
 // The ranks of the group the runtime hands `rank` for CP size `cp_size`
 // (get_dynamic_data_context_parallel_groups): all G ranks when cp_size is G;
 // else, when cp_size was created, the one of the blocks ranks[i : i + cp_size]
-// (i = 0, cp_size, 2 * cp_size, ... below G) that holds `rank`; else nothing.
+// (i = 0, cp_size, 2 * cp_size, ... below G) that holds `rank`; else nothing,
+// and nothing for a rank outside [0, G), which no runtime group holds.
 std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
                                                            std::int64_t cp_size,
                                                            std::int64_t total_gpus,

@@ -74,6 +74,27 @@ absl::Status CheckOrderAndMessages(const std::vector<Violation>& violations) {
   return absl::OkStatus();
 }
 
+// Invariant 11's messages say what they find: a rank at or past G "is past
+// the last rank", any other has its group named; and a finding about several
+// samples lists them all ("(ids a, b, ...)"), one about one sample does not.
+absl::Status CheckRuntimeGroupMessages(const std::vector<Violation>& violations,
+                                       const DynamicCpOptions& options) {
+  for (const Violation& violation : violations) {
+    if (violation.invariant != Invariant::kRuntimeGroups) continue;
+    const bool past = violation.rank >= options.total_gpus;
+    const bool says_past = absl::StrContains(violation.message, "is past the last rank");
+    const bool lists_ids = absl::StrContains(violation.message, " (ids ");
+    if (past != says_past || (violation.ids.size() > 1) != lists_ids ||
+        !absl::StartsWith(violation.message,
+                          absl::StrCat("microbatch ", violation.microbatch, " rank"))) {
+      return absl::InternalError(absl::StrCat(
+          "invariant 11 at microbatch ", violation.microbatch, " rank ", violation.rank,
+          " with ", violation.ids.size(), " id(s) is worded wrongly: ", violation.message));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckVerdict(const std::vector<Violation>& violations, const absl::Status& verdict) {
   if (violations.empty()) {
     if (verdict.ok()) return absl::OkStatus();
@@ -122,6 +143,9 @@ absl::Status CheckFindViolationsMatchesReference(absl::Span<const Sample> sample
                                                  const DynamicCpOptions& options) {
   const std::vector<Violation> violations = FindViolations(samples, schedule, options);
   if (absl::Status status = CheckOrderAndMessages(violations); !status.ok()) return status;
+  if (absl::Status status = CheckRuntimeGroupMessages(violations, options); !status.ok()) {
+    return status;
+  }
   std::vector<ReferenceFinding> found = AsFindings(violations);
   std::sort(found.begin(), found.end());
   const std::vector<ReferenceFinding> expected =

@@ -720,7 +720,24 @@ absl::Status CheckAlignmentCompactMatchesPerRank(const Schedule& schedule,
                                AlignToVppGroup(schedule, vpp_group));
 }
 
-absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
+namespace {
+
+// The first failure of `outcomes`, named, or OK.
+absl::Status FirstFailure(const std::vector<std::pair<const char*, absl::Status>>& outcomes) {
+  for (const auto& [name, status] : outcomes) {
+    if (!status.ok()) return Fail(absl::StrCat(name, ": ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckLegacyDeterministic(const DynamicCpProblem& problem) {
+  return CompareOutcomes("first legacy run", ScheduleLegacy(problem.samples, problem.options),
+                         "second legacy run", ScheduleLegacy(problem.samples, problem.options));
+}
+
+absl::Status CheckEveryPackingAwareProperty(const DynamicCpProblem& problem) {
   if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
     return CheckInvalidIsRejected(problem);
   }
@@ -743,28 +760,41 @@ absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
   outcomes.emplace_back("a cap of every sample is no cap", CheckCapOfEverySampleIsNoCap(problem));
   outcomes.emplace_back("cap 1 holds one sample per rank",
                         CheckCapOneHoldsOneSamplePerRank(problem));
+  if (const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
+      schedule.ok()) {
+    outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));
+  }
+  outcomes.emplace_back("compact form is the per-rank form", CheckCompactMatchesPerRank(problem));
+  const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
+  if (permutation.code() != absl::StatusCode::kInvalidArgument) {
+    outcomes.emplace_back("permutation", permutation);
+  }
+  return FirstFailure(outcomes);
+}
+
+absl::Status CheckEveryLegacyProperty(const DynamicCpProblem& problem) {
+  if (!ValidateDynamicCpProblem(problem.samples, problem.options).ok()) {
+    return CheckInvalidIsRejected(problem);
+  }
+  std::vector<std::pair<const char*, absl::Status>> outcomes;
   outcomes.emplace_back("legacy refuses a cap", CheckLegacyRefusesSequenceCap(problem));
   // The legacy scheduler takes no cap: its checks run on the problem without.
   DynamicCpProblem uncapped = problem;
   uncapped.options.max_num_seqs.reset();
   outcomes.emplace_back("legacy invariants", CheckLegacyKeepsInvariants(uncapped));
   outcomes.emplace_back("legacy unrunnable refused", CheckUnrunnableIsRefused(uncapped, true));
-  if (const absl::StatusOr<Schedule> schedule = ScheduleDynamicCp(problem.samples, problem.options);
-      schedule.ok()) {
-    outcomes.emplace_back("quality", CheckQualityReadsSchedule(problem, *schedule));
-  }
   outcomes.emplace_back("legacy matches oracle", CheckLegacyMatchesReference(uncapped));
-  outcomes.emplace_back("compact form is the per-rank form", CheckCompactMatchesPerRank(problem));
   outcomes.emplace_back("legacy compact form is the per-rank form",
                         CheckLegacyCompactMatchesPerRank(uncapped));
-  const absl::Status permutation = CheckPermutationKeepsSchedule(problem, 0x5EED);
-  if (permutation.code() != absl::StatusCode::kInvalidArgument) {
-    outcomes.emplace_back("permutation", permutation);
+  outcomes.emplace_back("legacy deterministic", CheckLegacyDeterministic(uncapped));
+  return FirstFailure(outcomes);
+}
+
+absl::Status CheckEveryProperty(const DynamicCpProblem& problem) {
+  if (absl::Status packing_aware = CheckEveryPackingAwareProperty(problem); !packing_aware.ok()) {
+    return packing_aware;
   }
-  for (const auto& [name, status] : outcomes) {
-    if (!status.ok()) return Fail(absl::StrCat(name, ": ", status.message()));
-  }
-  return absl::OkStatus();
+  return CheckEveryLegacyProperty(problem);
 }
 
 }  // namespace dcpsched::properties

@@ -153,7 +153,23 @@ absl::Status CheckDpBalancedCompactMatchesPerRank(const DpBalancedProblem& probl
 absl::Status CheckAlignmentCompactMatchesPerRank(const Schedule& schedule,
                                                  std::int64_t vpp_group);
 
-// Every check above that applies to a valid problem: for regression tests.
+// Invariant 9 for the legacy scheduler: the same problem twice, the same
+// schedule (or the same error).
+absl::Status CheckLegacyDeterministic(const DynamicCpProblem& problem);
+
+// Every check above of the packing-aware scheduler (its step, placement,
+// schedule, compact form and quality) that applies to the problem; an
+// invalid problem must be rejected everywhere (CheckInvalidIsRejected).
+absl::Status CheckEveryPackingAwareProperty(const DynamicCpProblem& problem);
+
+// Every check above of the legacy scheduler: it refuses a cap, and on the
+// problem without its cap it keeps the invariants, refuses what upstream's
+// runtime cannot run, equals the reference oracle, its compact form is its
+// per-rank form, and it is deterministic. An invalid problem must be
+// rejected everywhere.
+absl::Status CheckEveryLegacyProperty(const DynamicCpProblem& problem);
+
+// Both of the above: for regression tests.
 absl::Status CheckEveryProperty(const DynamicCpProblem& problem);
 
 }  // namespace dcpsched::properties

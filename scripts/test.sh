@@ -42,6 +42,10 @@
 #                 processes (python/tests/test_distributed.py,
 #                 DCPSCHED_NIGHTLY_DISTRIBUTED=1; 12: G not a power of two),
 #                 from the release build
+#   exhaustive    tests/exhaustive_check.cc at the nightly sets
+#                 (properties/problem_enumerator.h kNightlySets, 32355936
+#                 problems), $jobs processes each a --part of them, from
+#                 the release build; one pass or one failure per process
 #   coverage      scripts/coverage.sh, when it exists
 #   coverage-mcdc scripts/coverage.sh --mcdc: MC/DC with clang-19
 #                 (build/coverage-mcdc)
@@ -58,7 +62,8 @@
 #
 # --shard K/N (N = 12, the only count defined) runs one part of the nightly
 # tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
-#   1       the default tier, properties, digest-builds, distributed
+#   1       the default tier, properties, digest-builds, distributed,
+#           exhaustive
 #   2       asan-gcc, coverage, coverage-mcdc
 #   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
 #           shard 3 the first)
@@ -337,6 +342,32 @@ distributed_w8() {
   fi
 }
 
+# exhaustive: every problem of the nightly sets through every check
+# (tests/exhaustive_check.cc) in the release build, $jobs processes each
+# checking every $jobs-th problem (--part). One pass or one failure per
+# process.
+exhaustive() {
+  local exe=$root/ci-release/exhaustive_check part logs=()
+  if [[ ! -x $exe ]]; then
+    echo "FAILED: no $exe (the release stage builds it)"
+    failed=$((failed + 1))
+    return
+  fi
+  for ((part = 1; part <= jobs; part++)); do
+    "$exe" --sets=nightly --part="$part/$jobs" >"$root/exhaustive-$part.log" 2>&1 &
+    logs+=("$root/exhaustive-$part.log")
+  done
+  wait || true
+  for log in "${logs[@]}"; do
+    grep -E '^exhaustive |^  |^FAILED|^  problem:' "$log" || true
+    if grep -q '^\[  PASSED  \] 3 tests' "$log"; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+  done
+}
+
 # Runs a tool of another issue if it is there: one pass or one failure.
 optional_tool() {
   local tool=$1
@@ -418,6 +449,7 @@ if ((nightly)) && [[ -z $report_dir ]]; then
   in_shard 2 && stage asan-gcc asan_gcc
   in_shard 1 && stage digest-builds digest_builds
   in_shard 1 && stage distributed distributed_w8
+  in_shard 1 && stage exhaustive exhaustive
   in_shard 2 && stage coverage optional_tool scripts/coverage.sh
   in_shard 2 && stage coverage-mcdc optional_tool scripts/coverage.sh --mcdc
   if ((shard == 0)); then

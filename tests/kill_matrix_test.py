@@ -482,5 +482,101 @@ exit 0
     self.assertEqual(lines[-2], "fuzzers alone, empty corpus, 30 s per target: not run")
 
 
+class ExhaustiveLayerTest(unittest.TestCase):
+  """The exhaustive layer (tests/exhaustive_check.cc) in run_mutants.py, on a
+  stand-in program, and in the kill matrix's figures."""
+
+  PROGRAM = """#!/bin/sh
+# A stand-in exhaustive_check: records its arguments, prints GoogleTest's lines
+# for its three tests, and fails the legacy one when $FAIL_LEGACY is set.
+echo "$0 $*" >> "$CALLS"
+echo "[ RUN      ] PackingAwareExhaustive.EveryProblemOfTheSets"
+echo "[       OK ] PackingAwareExhaustive.EveryProblemOfTheSets (1 ms)"
+echo "[ RUN      ] LegacyExhaustive.EveryProblemOfTheSets"
+if [ -n "$FAIL_LEGACY" ]; then
+  echo "FAILED: legacy matches oracle: ..."
+  echo "  problem: G=6 mslpr=4 min_cp=1 vpp=none samples=0:9,1:1,2:1"
+  echo "[  FAILED  ] LegacyExhaustive.EveryProblemOfTheSets (1 ms)"
+  exit 1
+fi
+echo "[       OK ] LegacyExhaustive.EveryProblemOfTheSets (1 ms)"
+exit 0
+"""
+
+  def setUp(self):
+    import tempfile
+    import threading
+    import run_mutants
+    self.rm = run_mutants
+    self.dir = tempfile.mkdtemp()
+    self.addCleanup(__import__("shutil").rmtree, self.dir)
+    path = os.path.join(self.dir, "exhaustive_check")
+    with open(path, "w") as f:
+      f.write(self.PROGRAM)
+    os.chmod(path, 0o755)
+    suite = run_mutants.Suite.__new__(run_mutants.Suite)
+    suite.gcc_dir = self.dir
+    suite.programs = {"exhaustive": ["exhaustive_check"]}
+    suite.reached, suite.skip_unreached = None, True
+    suite.baseline, suite.kills, suite.min_timeout = {}, {}, 30
+    suite.seed, suite.property_cases = 1, 1
+    suite.lock = threading.Lock()
+    self.suite = suite
+    self.scratch = os.path.join(self.dir, "scratch")
+    os.makedirs(self.scratch)
+    os.environ.update(CALLS=os.path.join(self.dir, "calls"), FAIL_LEGACY="1")
+    self.addCleanup(os.environ.pop, "FAIL_LEGACY", None)
+
+  def calls(self):
+    with open(os.environ["CALLS"]) as f:
+      return f.read().splitlines()
+
+  def test_the_layer_runs_exhaustive_check_at_its_sets(self):
+    self.assertEqual(self.rm.layer_programs()["exhaustive"], ["exhaustive_check"])
+    self.assertTrue(os.path.exists(os.path.join(SOURCE_DIR, "tests", "exhaustive_check.cc")))
+    self.assertIn("exhaustive", self.rm.LAYERS)
+    self.assertNotIn("exhaustive", self.rm.DEFAULT_LAYERS)  # asked for by name only
+    self.assertLess(self.rm.LAYERS.index("exhaustive"), self.rm.LAYERS.index("golden"))
+    self.assertIn("exhaustive", self.rm.PRE_GOLDEN)
+    self.assertIn("exhaustive", km.SCORING_LAYERS)
+    self.assertNotIn("exhaustive", km.NO_EXPECTATION)
+
+  def test_a_kill_is_charged_to_the_failing_scheduler_test(self):
+    how, program, _, ttk = self.suite.run_layer("exhaustive", "m", "core/legacy.cc", self.scratch)
+    self.assertEqual((how, program, ttk), ("failed", "exhaustive_check", None))
+    self.assertIn(f"--sets={self.rm.EXHAUSTIVE_SETS}", self.calls()[0])
+    kills, _, ttk = self.suite.matrix_layer("exhaustive", "m", "core/legacy.cc", self.scratch)
+    self.assertEqual((kills, ttk), ({"LegacyExhaustive.EveryProblemOfTheSets": "failed"}, None))
+    self.assertIn(f"--sets={self.rm.EXHAUSTIVE_SETS}", self.calls()[1])
+    del os.environ["FAIL_LEGACY"]
+    self.assertEqual(self.suite.matrix_layer("exhaustive", "m", "core/legacy.cc",
+                                             self.scratch)[0], {})
+    self.assertEqual(self.suite.run_layer("exhaustive", "m", "core/legacy.cc",
+                                          self.scratch)[0], "survived")
+
+  def test_the_cache_key_names_the_sets(self):
+    import argparse
+    args = argparse.Namespace(min_timeout=5.0, seed=1, property_cases=100, fuzz_seconds=10,
+                              fuzz_empty_seconds=60)
+    key = self.rm.layer_key("exhaustive", "suite", args)
+    self.assertEqual(key, f"suite:sets={self.rm.EXHAUSTIVE_SETS}:timeout=5")
+    self.assertNotEqual(key, self.rm.layer_key("unit", "suite", args))
+
+  def test_its_kills_alone_and_unique_are_counted(self):
+    layers = ["unit", "properties", "exhaustive"]
+    rows = [km.MutantKills("m0", "a.cc", "op", {"unit": [], "properties": [],
+                                                 "exhaustive": ["E.x"]}),
+            km.MutantKills("m1", "a.cc", "op", {"unit": ["u1"], "properties": [],
+                                                 "exhaustive": ["E.x"]}),
+            km.MutantKills("m2", "a.cc", "op", {"unit": [], "properties": ["p1"],
+                                                 "exhaustive": []})]
+    f = km.figures(rows, layers)
+    self.assertEqual((f.alone["exhaustive"], f.unique["exhaustive"]), (2, 1))
+    self.assertEqual(f.any, 3)
+    text, _ = km.markdown_tables(rows, {}, layers)
+    self.assertIn("| exhaustive alone |", "\n".join(text))
+    self.assertIn("| exhaustive unique |", "\n".join(text))
+
+
 if __name__ == "__main__":
   unittest.main(verbosity=2)

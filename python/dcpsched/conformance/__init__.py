@@ -40,6 +40,13 @@ itself failed (an internal error, with its traceback: NOT CHECKED).
 --write-golden DIR writes upstream's answers as golden vectors in the format
 of tests/golden/ (golden.py).
 
+    python3 -m dcpsched.conformance --megatron PATH --exhaustive SETS [--timeout SECONDS]
+
+runs, instead of generated and corpus problems, every problem of explicit
+finite sets (the exhaustive check's, properties/problem_enumerator.h; e.g.
+SETS "test") and closes with "conformance --exhaustive: N problems of the
+sets (C checks): ..." (exhaustive.py; docs/exhaustive.md).
+
     python3 -m dcpsched.conformance --megatron PATH --distributed W [--batches N]
         [--drop-in FILE] [--distributed-timeout SECONDS]
 

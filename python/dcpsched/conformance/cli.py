@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--golden-tag", metavar="TAG",
                         help="with --write-golden: append _TAG to the file names and "
                              "-TAG to the case names (e.g. pr6479)")
+    parser.add_argument("--exhaustive", metavar="SETS",
+                        help="instead of generated and corpus problems, every problem of "
+                             "explicit finite sets (exhaustive.py; e.g. 'test', or "
+                             "'G=1..16 n=0..3 lens=1,m-1,m,m+1,2m mslpr=4 min_cp=1,2 "
+                             "vpp=none,2 max_num_seqs=none,1')")
     parser.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
                         help="longest upstream call before it counts as a hang (default 2)")
     group = parser.add_argument_group(
@@ -214,12 +219,28 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
                   "NOT CHECKED", file=sys.stderr)
             return 3
     try:
+        if args.exhaustive is not None:
+            return _run_exhaustive(args, out)
         return _run_problems(args, out)
     except Exception:  # pylint: disable=broad-except
         traceback.print_exc()
         print("conformance: internal error in the conformance check (above); NOT CHECKED",
               file=sys.stderr)
         return 3
+
+
+def _run_exhaustive(args, out) -> int:
+    """The check on every problem of the sets of --exhaustive (exhaustive.py)."""
+    from dcpsched.conformance import exhaustive  # pylint: disable=import-outside-toplevel
+    try:
+        up = upstream.load(args.megatron)
+    except upstream.MissingFunction as error:
+        print(f"conformance: {error}", file=sys.stderr)
+        return 2
+    unmodelled = _describe_upstream(up, out)
+    suffix = UNMODELLED.format(parameters=", ".join(unmodelled)) if unmodelled else ""
+    with UpstreamWorker(up) as worker:
+        return exhaustive.run(worker, args.exhaustive, args.timeout, out, suffix)
 
 
 def _run_problems(args, out) -> int:
