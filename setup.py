@@ -6,9 +6,16 @@ Where things are built: DCPSCHED_PIP_BUILD_DIR if set (the package test
 points it into its ctest build directory), else build/pip/ of the source
 tree; the CMake build tree is its cmake/ subdirectory and is reused by the
 next build. CMake, Ninja (if present), g++, Abseil, nlohmann-json, CLI11,
-pybind11 and the Python headers must be installed (scripts/install_deps.sh).
+pybind11, the Python headers and patchelf must be installed
+(scripts/install_deps.sh).
+
+The extension links the system's shared Abseil; the package carries those
+libraries in dcpsched/.libs/, renamed and found through the extension's
+$ORIGIN run path (python/bundle_libs.py), so the wheel imports where only
+the C and C++ runtimes are installed.
 """
 
+import importlib.util
 import os
 import pathlib
 import re
@@ -21,6 +28,16 @@ from setuptools.command.build_ext import build_ext
 
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent
 BUILD_DIR = pathlib.Path(os.environ.get("DCPSCHED_PIP_BUILD_DIR") or SOURCE_DIR / "build" / "pip")
+
+
+def load_bundle_libs():
+    """python/bundle_libs.py, loaded by path (it is build tooling, not part
+    of the package)."""
+    spec = importlib.util.spec_from_file_location("bundle_libs",
+                                                  SOURCE_DIR / "python" / "bundle_libs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def cmake_project_version() -> str:
@@ -53,6 +70,7 @@ class CMakeBuildExt(build_ext):
         target = pathlib.Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built[0], target)
+        load_bundle_libs().bundle(target)
 
 
 setup(

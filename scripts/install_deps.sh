@@ -31,6 +31,7 @@ packages=(
   python3-yaml           # the CI configuration test parses the workflows
   zip unzip              # OSS-Fuzz seed corpora ($OUT/*_seed_corpus.zip), artifacts
   python3-setuptools python3-wheel python3-venv python3-pip  # pip package, its venv test
+  patchelf               # the wheel carries its Abseil libraries (python/bundle_libs.py)
   python3-torch          # torch.distributed (gloo, CPU): the distributed conformance harness
 )
 
