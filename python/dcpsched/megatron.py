@@ -46,7 +46,7 @@ Standalone (no Megatron-LM needed):
         microbatch_group_size_per_vp_stage=None, min_cp_size=1, verify=True)
     groups = scheduler.get_groups_and_subsamples([(0, 5000), (1, 300)])
 
-python/examples/megatron_drop_in.py is a short demo of both.
+python/examples/megatron_drop_in.py is a short standalone use of it.
 """
 
 import inspect
