@@ -35,7 +35,7 @@ constexpr double kTargetRatio = 0.8;
 constexpr int kMaxCoarseTargets = 24;
 // The descent stops after this many targets in a row found nothing faster:
 // below the best target, samples only widen further.
-constexpr int kMaxTargetsWithoutGain = 3;
+constexpr int kMaxTargetsWithoutGain = 2;
 // Batches with at most this many samples x runtime sizes also try wider
 // groups for every sample.
 constexpr std::size_t kMaxWideningWork = 1024;
@@ -60,7 +60,11 @@ std::vector<double> CoarseTargets(SampleCosts& costs) {
     bottom = std::min(bottom, costs.Alone(longest, k));
   }
   std::vector<double> targets = {std::numeric_limits<double>::infinity()};
-  for (double target = top; targets.size() <= kMaxCoarseTargets; target *= kTargetRatio) {
+  // At the slowest sample's own time no sample widens: that plan differs
+  // from +infinity's only where the time bounds stacking, so start a step
+  // below it.
+  for (double target = top * kTargetRatio; targets.size() <= kMaxCoarseTargets;
+       target *= kTargetRatio) {
     targets.push_back(target);
     if (target < bottom) break;
   }
@@ -103,7 +107,7 @@ BestPlan PlanOverTargets(SampleCosts& costs) {
       best.Consider(costs, std::numeric_limits<double>::infinity(), smallest);
     }
   }
-  for (const double step : {0.5, 0.25}) {
+  for (const double step : {0.5}) {
     if (!best.plan.has_value() || !std::isfinite(best.target)) break;
     const double center = best.target;
     for (const double power : {-step, step}) {

@@ -1,10 +1,10 @@
 #include "core/cost_aware_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/compact_schedule.h"
 #include "core/cost_model.h"
+#include "core/room_index.h"
 #include "core/runtime_groups.h"
 #include "core/sample_costs.h"
 
@@ -77,11 +78,16 @@ double SecondsWith(SampleCosts& costs, const PlannedGroup& group, std::size_t i)
                            group.attention + costs.Attention(i, k));
 }
 
-void Add(SampleCosts& costs, PlannedGroup& group, std::size_t i) {
+// Adds sample i to `group`'s members and sums, leaving its seconds stale.
+void AddUnsealed(SampleCosts& costs, PlannedGroup& group, std::size_t i) {
   const std::size_t k = costs.SizeIndex(group.size);
   group.members.push_back(i);
   group.tokens += TokensPerRank(costs.sample(i).len, group.size);
   group.attention += costs.Attention(i, k);
+}
+
+void Add(SampleCosts& costs, PlannedGroup& group, std::size_t i) {
+  AddUnsealed(costs, group, i);
   group.seconds = costs.RankSeconds(group.tokens, group.attention);
 }
 
@@ -125,10 +131,12 @@ std::vector<std::size_t> ChooseSizes(SampleCosts& costs, double target, std::siz
 
 // Step 2: the samples `members` (each with its size index in `sizes`)
 // stacked into groups, slowest first, within `target`.
+// `presorted`: `members` are in the order of the key below at each
+// sample's smallest size.
 std::vector<PlannedGroup> StackGroups(SampleCosts& costs,
                                       std::vector<std::size_t> members,
                                       const std::vector<std::size_t>& sizes,
-                                      double target) {
+                                      double target, bool presorted) {
   // Sort keys side by side, so the sort reads no table.
   struct Key {
     std::size_t size;
@@ -136,47 +144,55 @@ std::vector<PlannedGroup> StackGroups(SampleCosts& costs,
     std::int64_t len;
     std::size_t index;
   };
-  std::vector<Key> keys;
-  keys.reserve(members.size());
-  for (const std::size_t i : members) {
-    keys.push_back({sizes[i], costs.Alone(i, sizes[i]), costs.sample(i).len, i});
-  }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+  const auto before = [](const Key& a, const Key& b) {
     if (a.size != b.size) return a.size > b.size;
     if (a.seconds != b.seconds) return a.seconds > b.seconds;
     if (a.len != b.len) return a.len > b.len;
     return a.index < b.index;
-  });
+  };
+  // The samples at their smallest size come in an order sorted once
+  // (`presorted`, when given); only the widened ones are sorted here.
+  std::vector<Key> kept;
+  std::vector<Key> moved;
+  kept.reserve(members.size());
+  for (const std::size_t i : members) {
+    const Key key{sizes[i], costs.Alone(i, sizes[i]), costs.sample(i).len, i};
+    (presorted && sizes[i] == costs.first_size(i) ? kept : moved).push_back(key);
+  }
+  if (!presorted) std::sort(kept.begin(), kept.end(), before);
+  std::sort(moved.begin(), moved.end(), before);
+  std::vector<Key> keys(kept.size() + moved.size());
+  std::merge(kept.begin(), kept.end(), moved.begin(), moved.end(), keys.begin(), before);
   for (std::size_t pos = 0; pos < keys.size(); ++pos) members[pos] = keys[pos].index;
   std::vector<PlannedGroup> groups;
   groups.reserve(members.size());
   // Per size, its open groups by the tokens each rank has room for, and the
   // most recently opened ones.
-  std::vector<std::multimap<double, std::size_t>> by_room(costs.sizes().size());
-  std::vector<std::vector<std::size_t>> recent(costs.sizes().size());
   const double budget = static_cast<double>(costs.options().max_seq_len_per_rank);
+  // Made on first use: most sizes never hold a group.
+  std::vector<std::optional<RoomIndex>> by_room(costs.sizes().size());
+  std::vector<std::vector<std::size_t>> recent(costs.sizes().size());
+  const bool timed = std::isfinite(target);
   const auto fits = [&](std::size_t g, std::size_t i) {
-    return CanTake(costs, groups[g], i) && SecondsWith(costs, groups[g], i) <= target;
-  };
-  // The best fit by tokens among the open groups of size index k.
-  const auto best_fit = [&](std::size_t k, std::size_t i) -> std::optional<std::size_t> {
-    auto fit = by_room[k].lower_bound(TokensPerRank(costs.sample(i).len, costs.sizes()[k]));
-    for (std::size_t tries = 0; fit != by_room[k].end() && tries < kStackTries;
-         ++tries, ++fit) {
-      if (fits(fit->second, i)) return fit->second;
-    }
-    return std::nullopt;
+    return CanTake(costs, groups[g], i) &&
+           (!timed || SecondsWith(costs, groups[g], i) <= target);
   };
   const auto place = [&](std::size_t i) -> std::size_t {
     const std::size_t k = sizes[i];
-    if (std::optional<std::size_t> g = best_fit(k, i)) return *g;
+    const auto fits_i = [&](std::size_t g) { return fits(g, i); };
+    const auto best_fit = [&](std::size_t size) {
+      if (!by_room[size].has_value() || by_room[size]->empty()) return RoomIndex::kNone;
+      return by_room[size]->Find(TokensPerRank(costs.sample(i).len, costs.sizes()[size]),
+                                kStackTries, fits_i);
+    };
+    if (const std::size_t g = best_fit(k); g != RoomIndex::kNone) return g;
     const std::vector<std::size_t>& last = recent[k];
     for (std::size_t r = last.size() > kRecentGroups ? last.size() - kRecentGroups : 0;
          r < last.size(); ++r) {
       if (fits(last[r], i)) return last[r];
     }
     for (std::size_t wider = k + 1; wider < costs.sizes().size(); ++wider) {
-      if (std::optional<std::size_t> g = best_fit(wider, i)) return *g;
+      if (const std::size_t g = best_fit(wider); g != RoomIndex::kNone) return g;
     }
     groups.push_back(PlannedGroup{.size = costs.sizes()[k]});
     recent[k].push_back(groups.size() - 1);
@@ -185,18 +201,17 @@ std::vector<PlannedGroup> StackGroups(SampleCosts& costs,
   for (const std::size_t i : members) {
     const std::size_t g = place(i);
     const std::size_t k = costs.SizeIndex(groups[g].size);
-    if (!groups[g].members.empty()) {
-      // Its old key: the room before this sample.
-      auto [first, last] = by_room[k].equal_range(budget - groups[g].tokens);
-      for (auto it = first; it != last; ++it) {
-        if (it->second == g) {
-          by_room[k].erase(it);
-          break;
-        }
-      }
+    if (by_room[k].has_value()) by_room[k]->Erase(g);
+    AddUnsealed(costs, groups[g], i);
+    const double room = budget - groups[g].tokens;
+    // A group with less room than a one-token sample needs is full.
+    if (CanTakeAnother(costs, groups[g]) && room >= TokensPerRank(1, groups[g].size)) {
+      if (!by_room[k].has_value()) by_room[k].emplace(budget);
+      by_room[k]->Insert(g, room);
     }
-    Add(costs, groups[g], i);
-    if (CanTakeAnother(costs, groups[g])) by_room[k].emplace(budget - groups[g].tokens, g);
+  }
+  for (PlannedGroup& group : groups) {
+    group.seconds = costs.RankSeconds(group.tokens, group.attention);
   }
   return groups;
 }
@@ -452,10 +467,9 @@ Plan Finish(std::vector<PlannedMicrobatch> microbatches) {
 absl::StatusOr<Plan> PlanForTarget(SampleCosts& costs, double target_seconds,
                                    std::size_t smallest_size) {
   const std::vector<std::size_t> sizes = ChooseSizes(costs, target_seconds, smallest_size);
-  std::vector<std::size_t> members(costs.sample_count());
-  std::iota(members.begin(), members.end(), std::size_t{0});
   std::vector<PlannedMicrobatch> microbatches = FillAll(
-      costs, PackMicrobatches(StackGroups(costs, std::move(members), sizes, target_seconds),
+      costs, PackMicrobatches(StackGroups(costs, costs.SmallestSizeOrder(), sizes,
+                                          target_seconds, /*presorted=*/true),
                               costs.options().total_gpus));
   if (absl::Status status = AlignToVpp(costs, microbatches); !status.ok()) return status;
   return Finish(std::move(microbatches));
@@ -469,7 +483,8 @@ Plan PlanForPartition(SampleCosts& costs,
   for (const std::vector<std::size_t>& members : microbatch_members) {
     for (PlannedMicrobatch& packed :
          PackMicrobatches(StackGroups(costs, members, sizes,
-                                      std::numeric_limits<double>::infinity()),
+                                      std::numeric_limits<double>::infinity(),
+                                      /*presorted=*/false),
                           costs.options().total_gpus)) {
       for (PlannedMicrobatch& filled : Fill(costs, std::move(packed))) {
         microbatches.push_back(std::move(filled));

@@ -52,9 +52,18 @@ class SampleCosts {
   // alone: the non-attention part on its len / size tokens plus Attention.
   double Alone(std::size_t i, std::size_t k);
 
+  // Every sample, ordered by its smallest size (largest first), then by
+  // Alone at that size (slowest first), then longest first, then by index:
+  // the planner's stacking order when no sample widens. Sorted once.
+  const std::vector<std::size_t>& SmallestSizeOrder();
+
   // The non-attention part of a rank holding `tokens` tokens plus
-  // `attention` seconds of attention: a rank's time (core/gpu_time.h).
-  double RankSeconds(double tokens, double attention) const;
+  // `attention` seconds of attention: a rank's time (core/gpu_time.h). The
+  // non-attention part of a whole number of tokens up to kMemoTokens (what
+  // groups of one rank hold) is computed once.
+  double RankSeconds(double tokens, double attention);
+
+  static constexpr std::int64_t kMemoTokens = std::int64_t{1} << 17;
 
  private:
   absl::Span<const Sample> samples_;
@@ -67,6 +76,10 @@ class SampleCosts {
   // row * sizes().size() + k; negative until computed.
   std::vector<double> attention_;
   std::vector<double> alone_;
+  // Non-attention seconds by whole token count, up to the budget (or
+  // kMemoTokens); negative until computed.
+  std::vector<double> non_attention_;
+  std::vector<std::size_t> smallest_size_order_;
 };
 
 }  // namespace dcpsched
