@@ -8,9 +8,11 @@
 //     short one keeps its smallest size, since a wide group of tiny chunks
 //     pays the ring's per-step cost), or, where none does, the size at which
 //     it is fastest;
-//  2. stacks the samples of each size, slowest first, into CP groups
-//     (first fit over the few most recent groups): a group takes a sample
-//     while its ranks stay within the token budget, max_num_seqs and T;
+//  2. stacks the samples of each size, slowest first, into CP groups: the
+//     best fit by the tokens left (RoomIndex, core/room_index.h), then the
+//     newest groups of its size, then groups of a larger size with room; a
+//     group takes a sample while its ranks stay within the token budget,
+//     max_num_seqs and T;
 //  3. packs the groups, slowest first, into microbatches of G ranks (first
 //     fit by width), so that slow groups share microbatches: a
 //     microbatch takes as long as its slowest group;
