@@ -21,7 +21,7 @@ ScheduleCommand::ScheduleCommand(CLI::App& command) : problem_flags_(command) {
   command
       .add_option("--scheduler", scheduler_, "Scheduler to report on in detail")
       ->capture_default_str()
-      ->check(CLI::IsMember({"packing_aware", "dp_balanced", "legacy"}));
+      ->check(CLI::IsMember({"packing_aware", "dp_balanced", "legacy", "cost_aware"}));
   command
       .add_option("--format", format_,
                   "text: report and comparison table; json: one JSON line "
@@ -37,10 +37,11 @@ ScheduleCommand::ScheduleCommand(CLI::App& command) : problem_flags_(command) {
       command
           .add_option("--compare", compare_,
                       "Text report: the schedulers to compare with, "
-                      "comma-separated (packing_aware,dp_balanced,legacy), "
-                      "none, or auto: all, but legacy only where it takes "
-                      "no longer than about a second (it rescans the batch "
-                      "once per microbatch)")
+                      "comma-separated (packing_aware,dp_balanced,legacy,"
+                      "cost_aware), none, or auto: all, but legacy only "
+                      "where it takes no longer than about a second (it "
+                      "rescans the batch once per microbatch) and cost_aware "
+                      "only with --cost-profile")
           ->capture_default_str();
   command.add_flag("--compact", compact_,
                    "With --format json: write the compact form "

@@ -11,6 +11,8 @@ Functions (from the extension dcpsched._core):
   align_to_vpp_group        align_sample_id_groups (VPP alignment)
   schedule_dp_balanced      DpBalancedScheduler.get_groups_and_subsamples
   schedule_legacy           the bucket scheduler #5154 replaced
+  schedule_cost_aware       the cost-aware scheduler: fastest runnable schedule
+                            under a CostProfile (docs/cost_aware.md)
   verify                    the schedule checker, a runtime guard
   CostProfile, schedule_time  a schedule in GPU seconds by a measured cost
                             profile (docs/cost_model.md)
@@ -43,6 +45,7 @@ try:
         __version__,
         align_to_vpp_group,
         next_group_packing_aware,
+        schedule_cost_aware,
         schedule_dp_balanced,
         schedule_dynamic_cp,
         schedule_legacy,
@@ -63,6 +66,7 @@ __all__ = [
     "__version__",
     "align_to_vpp_group",
     "next_group_packing_aware",
+    "schedule_cost_aware",
     "schedule_dp_balanced",
     "schedule_dynamic_cp",
     "schedule_legacy",
