@@ -67,6 +67,13 @@ std::vector<ScheduleRun> ComparisonRuns(const Comparison& comparison,
       runs.push_back(chosen);
       continue;
     }
+    if (!SchedulerRunsOn(scheduler, problem.cost_profile.has_value())) {
+      if (!comparison.automatic) {
+        runs.push_back(SkippedRun(
+            scheduler, "it schedules by a cost profile; add --cost-profile NAME|FILE"));
+      }
+      continue;
+    }
     if (comparison.automatic && scheduler == SchedulerKind::kLegacy) {
       if (std::string why = WhyLegacyIsSkipped(problem, chosen); !why.empty()) {
         runs.push_back(SkippedRun(scheduler, std::move(why)));

@@ -1,13 +1,15 @@
 // The runs the text report of `dcpsched schedule` compares the chosen
 // scheduler with (--compare).
 //
-// "auto", the default, compares every scheduler, but leaves out the legacy
+// "auto", the default, compares every scheduler, but leaves out cost_aware
+// when the problem has no cost profile (it schedules by one), and the legacy
 // one when it would dominate the report's time: its step rescans every
 // remaining sample once per microbatch, about n x microbatches work, which
 // on a million samples takes minutes where the packing-aware scheduler takes
 // a second. The report then says it skipped legacy and why. A list of names
 // ("packing_aware,legacy") runs exactly those, however long they take;
-// "none" compares nothing.
+// "none" compares nothing. cost_aware listed without a cost profile is
+// reported as skipped, saying to add one.
 
 #ifndef DCPSCHED_CLI_COMPARISON_RUNS_H_
 #define DCPSCHED_CLI_COMPARISON_RUNS_H_

@@ -82,8 +82,9 @@ int RunDcpsched(int argc, char** argv) {
       "workload) and print a report with a comparison of all schedulers");
   CLI::App* compare = app.add_subcommand(
       "compare",
-      "Run every scheduler (packing_aware, dp_balanced, legacy) on the same "
-      "batch and print them side by side; takes schedule's problem flags");
+      "Run every scheduler (packing_aware, dp_balanced, legacy, and "
+      "cost_aware with --cost-profile) on the same batch and print them side "
+      "by side; takes schedule's problem flags");
   CLI::App* verify = app.add_subcommand(
       "verify",
       "Check a schedule file (JSON: the problem and its schedule) against "

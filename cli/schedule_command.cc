@@ -22,7 +22,7 @@ ScheduleCommand::ScheduleCommand(CLI::App& command) : problem_flags_(command) {
   command
       .add_option("--scheduler", scheduler_, "Scheduler to report on in detail")
       ->capture_default_str()
-      ->check(CLI::IsMember({"packing_aware", "dp_balanced", "legacy"}));
+      ->check(CLI::IsMember({"packing_aware", "dp_balanced", "legacy", "cost_aware"}));
   command
       .add_option("--format", format_,
                   "text: report and comparison table; json: one JSON line "
@@ -38,10 +38,11 @@ ScheduleCommand::ScheduleCommand(CLI::App& command) : problem_flags_(command) {
       command
           .add_option("--compare", compare_,
                       "Text report: the schedulers to compare with, "
-                      "comma-separated (packing_aware,dp_balanced,legacy), "
-                      "none, or auto: all, but legacy only where it takes "
-                      "no longer than about a second (it rescans the batch "
-                      "once per microbatch)")
+                      "comma-separated (packing_aware,dp_balanced,legacy,"
+                      "cost_aware), none, or auto: all, but legacy only "
+                      "where it takes no longer than about a second (it "
+                      "rescans the batch once per microbatch) and cost_aware "
+                      "only with --cost-profile")
           ->capture_default_str();
   command.add_flag("--compact", compact_,
                    "With --format json: write the compact form "
@@ -80,7 +81,8 @@ int ScheduleCommand::Run(std::ostream& out, std::ostream& err) const {
       problem.parameters.max_num_seqs.has_value()) {
     err << "dcpsched: --max-num-seqs cannot be used with --scheduler legacy: "
            "the legacy scheduler takes no cap; drop --max-num-seqs, or "
-           "choose packing_aware or dp_balanced\n";
+           "choose a scheduler that takes one (packing_aware, dp_balanced, "
+           "cost_aware)\n";
     return kExitUsage;
   }
   const ScheduleRun chosen_run = RunScheduler(*chosen, problem);

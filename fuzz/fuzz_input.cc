@@ -627,7 +627,7 @@ std::optional<TargetInput> DecodeTargetInput(absl::string_view target,
                                              absl::Span<const std::uint8_t> bytes) {
   FuzzedDataProvider data(bytes.data(), bytes.size());
   if (target == "fuzz_packing_aware" || target == "fuzz_packing_aware_differential" ||
-      target == "fuzz_legacy") {
+      target == "fuzz_legacy" || target == "fuzz_cost_aware") {
     return DecodeDynamicCpProblem(data);
   }
   if (target == "fuzz_dp_balanced") return DecodeDpBalancedProblem(data);

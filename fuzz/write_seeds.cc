@@ -19,7 +19,8 @@
 //
 // prints, one line per file, what each file decodes to for the structured
 // TARGET (fuzz_packing_aware, fuzz_packing_aware_differential, fuzz_legacy,
-// fuzz_dp_balanced or fuzz_vpp_align): for reading corpus files and findings.
+// fuzz_cost_aware, fuzz_dp_balanced or fuzz_vpp_align): for reading corpus
+// files and findings (fuzz_cost_aware's profile choice is not shown).
 
 #include <algorithm>
 #include <cstdint>
@@ -300,8 +301,33 @@ absl::Status WriteProblem(SeedWriter& seeds, absl::string_view name,
                           const DynamicCpProblem& problem) {
   FuzzInputWriter writer;
   if (absl::Status status = writer.WriteDynamicCpProblem(problem); !status.ok()) return status;
-  for (const absl::string_view target : {"packing_aware", "packing_aware_differential", "legacy"}) {
+  for (const absl::string_view target :
+       {"packing_aware", "packing_aware_differential", "legacy", "cost_aware"}) {
     if (absl::Status status = seeds.WriteBytes(target, name, writer); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+// For fuzz_cost_aware: lognormal batches at G that is not a power of two,
+// with VPP groups of 4, where packing-aware is refused or fails most often.
+absl::Status WriteCostAwareSeeds(SeedWriter& seeds) {
+  for (const std::int64_t gpus : {6, 14}) {
+    LognormalWorkload workload = DcpBenchmarkWorkload();
+    workload.num_samples = 48;
+    absl::StatusOr<std::vector<Sample>> samples = GenerateLognormalWorkload(workload);
+    if (!samples.ok()) return samples.status();
+    DynamicCpProblem problem;
+    problem.samples = *std::move(samples);
+    problem.options.total_gpus = gpus;
+    problem.options.max_seq_len_per_rank = 4096;
+    problem.options.vpp_group = 4;
+    FuzzInputWriter writer;
+    if (absl::Status status = writer.WriteDynamicCpProblem(problem); !status.ok()) return status;
+    if (absl::Status status = seeds.WriteBytes(
+            "cost_aware", absl::StrCat("lognormal_48_samples_g", gpus, "_vpp4"), writer);
+        !status.ok()) {
+      return status;
+    }
   }
   return absl::OkStatus();
 }
@@ -326,6 +352,7 @@ absl::Status WriteProblemSeeds(SeedWriter& seeds) {
 
 absl::Status WriteStructuredSeeds(SeedWriter& seeds) {
   if (absl::Status status = WriteProblemSeeds(seeds); !status.ok()) return status;
+  if (absl::Status status = WriteCostAwareSeeds(seeds); !status.ok()) return status;
   for (const NamedDpBalanced& seed : DpBalancedSeeds()) {
     FuzzInputWriter writer;
     if (absl::Status status = writer.WriteDpBalancedProblem(seed.problem); !status.ok())

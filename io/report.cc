@@ -278,6 +278,10 @@ std::string FormatRunDetail(const SchedulingProblem& problem,
   std::string text = absl::StrCat(
       "\n", name, " schedule: ",
       Counted(quality.microbatches.size(), "microbatch", "microbatches"), "\n");
+  if (run.scheduler == SchedulerKind::kCostAware) {
+    absl::StrAppend(&text, "kept       ", run.source_reason,
+                    "\npromises   every invariant but 5 (work cap), 11 included\n");
+  }
   const std::size_t shown =
       ShownCount(quality.microbatches.size(), options.max_microbatches);
   for (std::size_t i = 0; i < shown; ++i) {

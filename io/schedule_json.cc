@@ -154,6 +154,11 @@ json CostProfileToJson(const CostProfile& profile) {
   };
 }
 
+// cost_aware's account of its schedule: whose it is and why.
+json CostAwareToJson(const ScheduleRun& run) {
+  return json{{"source", run.source}, {"reason", run.source_reason}};
+}
+
 json ComparedRunToJson(const ScheduleRun& run) {
   json document{
       {"scheduler", std::string(SchedulerName(run.scheduler))},
@@ -162,6 +167,7 @@ json ComparedRunToJson(const ScheduleRun& run) {
   };
   if (run.status.ok()) {
     document["quality"] = QualityToJson(run);
+    if (run.scheduler == SchedulerKind::kCostAware) document["cost_aware"] = CostAwareToJson(run);
   } else {
     document["error"] = std::string(run.status.message());
   }
@@ -196,6 +202,9 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
   };
   if (problem.cost_profile.has_value()) {
     document["cost_profile"] = CostProfileToJson(*problem.cost_profile);
+  }
+  if (run.status.ok() && run.scheduler == SchedulerKind::kCostAware) {
+    document["cost_aware"] = CostAwareToJson(run);
   }
   if (!run.status.ok()) {
     document["error"] = std::string(run.status.message());

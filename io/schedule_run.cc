@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/compact_schedule.h"
+#include "core/cost_aware.h"
 #include "core/dp_balanced.h"
 #include "core/gpu_time.h"
 #include "core/legacy.h"
@@ -47,9 +48,27 @@ absl::StatusOr<CompactSchedule> PositionsToIds(
   return by_position;
 }
 
+// cost_aware's schedule; `run` records whose it is and why.
+absl::StatusOr<CompactSchedule> CallCostAware(const SchedulingProblem& problem,
+                                              ScheduleRun& run) {
+  if (!problem.cost_profile.has_value()) {
+    return absl::InvalidArgumentError(
+        "cost_aware schedules by a measured cost profile and none was given; add "
+        "--cost-profile NAME (h200-llama3-8b, h200-llama3-70b-tp8, ...) or FILE");
+  }
+  absl::StatusOr<CostAwareResult> result = ScheduleCostAware(
+      problem.samples, ToDynamicCpOptions(problem.parameters), *problem.cost_profile);
+  if (!result.ok()) return result.status();
+  run.source = std::string(CostAwareSourceName(result->source));
+  run.source_reason = std::move(result->reason);
+  return std::move(result->schedule);
+}
+
 absl::StatusOr<CompactSchedule> CallScheduler(
-    SchedulerKind scheduler, const SchedulingProblem& problem) {
+    SchedulerKind scheduler, const SchedulingProblem& problem, ScheduleRun& run) {
   switch (scheduler) {
+    case SchedulerKind::kCostAware:
+      return CallCostAware(problem, run);
     case SchedulerKind::kPackingAware:
       return ScheduleDynamicCpCompact(problem.samples,
                                       ToDynamicCpOptions(problem.parameters));
@@ -79,8 +98,14 @@ absl::string_view SchedulerName(SchedulerKind scheduler) {
       return "dp_balanced";
     case SchedulerKind::kLegacy:
       return "legacy";
+    case SchedulerKind::kCostAware:
+      return "cost_aware";
   }
   return "unknown";
+}
+
+bool SchedulerRunsOn(SchedulerKind scheduler, bool has_cost_profile) {
+  return scheduler != SchedulerKind::kCostAware || has_cost_profile;
 }
 
 absl::StatusOr<SchedulerKind> ParseSchedulerName(absl::string_view name) {
@@ -89,7 +114,7 @@ absl::StatusOr<SchedulerKind> ParseSchedulerName(absl::string_view name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown scheduler \"", name,
-                   "\"; use packing_aware, dp_balanced or legacy"));
+                   "\"; use packing_aware, dp_balanced, legacy or cost_aware"));
 }
 
 absl::Status ValidateRunParameters(const RunParameters& parameters) {
@@ -165,12 +190,15 @@ ScheduleRun MeasureRun(SchedulerKind scheduler,
 
 ScheduleRun RunScheduler(SchedulerKind scheduler,
                          const SchedulingProblem& problem) {
+  ScheduleRun called;
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<CompactSchedule> schedule = CallScheduler(scheduler, problem);
+  absl::StatusOr<CompactSchedule> schedule = CallScheduler(scheduler, problem, called);
   const auto stop = std::chrono::steady_clock::now();
   ScheduleRun run;
   if (schedule.ok()) {
     run = MeasureRun(scheduler, problem, *std::move(schedule));
+    run.source = std::move(called.source);
+    run.source_reason = std::move(called.source_reason);
   } else {
     run.scheduler = scheduler;
     run.status = schedule.status();
@@ -190,6 +218,7 @@ ScheduleRun SkippedRun(SchedulerKind scheduler, std::string why) {
 std::vector<ScheduleRun> RunAllSchedulers(const SchedulingProblem& problem) {
   std::vector<ScheduleRun> runs;
   for (const SchedulerKind scheduler : kAllSchedulers) {
+    if (!SchedulerRunsOn(scheduler, problem.cost_profile.has_value())) continue;
     runs.push_back(RunScheduler(scheduler, problem));
   }
   return runs;

@@ -40,15 +40,22 @@
 
 namespace dcpsched {
 
-enum class SchedulerKind { kPackingAware, kDpBalanced, kLegacy };
+enum class SchedulerKind { kPackingAware, kDpBalanced, kLegacy, kCostAware };
 
-// Every scheduler, in the order comparison tables list them.
-inline constexpr std::array<SchedulerKind, 3> kAllSchedulers = {
+// Every scheduler, in the order comparison tables list them. cost_aware
+// schedules by a cost profile (core/cost_aware.h), so a problem without one
+// cannot run it: RunAllSchedulers and the "auto" comparison leave it out.
+inline constexpr std::array<SchedulerKind, 4> kAllSchedulers = {
     SchedulerKind::kPackingAware, SchedulerKind::kDpBalanced,
-    SchedulerKind::kLegacy};
+    SchedulerKind::kLegacy, SchedulerKind::kCostAware};
 
-// "packing_aware", "dp_balanced" or "legacy" (the golden files' names).
+// "packing_aware", "dp_balanced", "legacy" (the golden files' names) or
+// "cost_aware".
 absl::string_view SchedulerName(SchedulerKind scheduler);
+
+// Whether `scheduler` can run on a problem with (`has_cost_profile`) or
+// without a cost profile: all but cost_aware run without one.
+bool SchedulerRunsOn(SchedulerKind scheduler, bool has_cost_profile);
 
 // The inverse of SchedulerName; InvalidArgument listing the names otherwise.
 absl::StatusOr<SchedulerKind> ParseSchedulerName(absl::string_view name);
@@ -106,6 +113,10 @@ struct ScheduleRun {
   // Non-empty when the scheduler was not run at all: why (a report says so
   // instead of a result). `status` is then OK and the rest empty.
   std::string skipped;
+  // cost_aware only: whose schedule it returned ("planned" or
+  // "packing_aware", CostAwareSourceName) and why, in one line.
+  std::string source;
+  std::string source_reason;
 };
 
 // A run of `scheduler` that was left out, and why.
@@ -113,6 +124,8 @@ ScheduleRun SkippedRun(SchedulerKind scheduler, std::string why);
 
 // Runs `scheduler` on `problem` (parameters are assumed validated; an
 // invalid one comes back as the run's status) and measures the result.
+// cost_aware without a cost profile comes back as InvalidArgument saying
+// to add one.
 ScheduleRun RunScheduler(SchedulerKind scheduler,
                          const SchedulingProblem& problem);
 
@@ -124,7 +137,8 @@ ScheduleRun MeasureRun(SchedulerKind scheduler,
                        const SchedulingProblem& problem,
                        CompactSchedule schedule);
 
-// RunScheduler for each of kAllSchedulers, in that order.
+// RunScheduler for each of kAllSchedulers that runs on `problem`
+// (SchedulerRunsOn), in that order.
 std::vector<ScheduleRun> RunAllSchedulers(const SchedulingProblem& problem);
 
 }  // namespace dcpsched

@@ -24,6 +24,7 @@
 #include "io/cost_profile_file.h"
 #include "oracle/reference_gpu_time.h"
 #include "properties/generators.h"
+#include "properties/profile_generators.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
@@ -33,51 +34,6 @@ namespace {
 // Relative slack for comparing floating-point sums that agree in exact
 // arithmetic but round differently.
 constexpr double kRelativeSlack = 1e-9;
-
-// A valid curve of 1 to 8 points: sizes strictly increasing from 1 to about
-// 2^17, times anywhere from 1e-7 to 1 s, not necessarily increasing.
-rc::Gen<MeasuredCurve> GenCurve() {
-  return rc::gen::exec([] {
-    MeasuredCurve curve;
-    const int points = *rc::gen::inRange(1, 9);
-    std::int64_t size = *rc::gen::inRange<std::int64_t>(1, 512);
-    for (int i = 0; i < points; ++i) {
-      curve.sizes.push_back(size);
-      curve.seconds.push_back(std::pow(10.0, *rc::gen::inRange(-70, 1) / 10.0));
-      size += *rc::gen::inRange<std::int64_t>(1, 1 << 14);
-    }
-    return curve;
-  });
-}
-
-// A valid profile of generated curves, with communication half the time.
-rc::Gen<CostProfile> GenCostProfile() {
-  return rc::gen::exec([] {
-    CostProfile profile;
-    profile.name = "generated";
-    profile.causal_attention = *GenCurve();
-    profile.full_attention = *GenCurve();
-    profile.non_attention = *GenCurve();
-    if (*rc::gen::arbitrary<bool>()) {
-      profile.communication = CommunicationModel{
-          .gpus_per_node = *rc::gen::inRange<std::int64_t>(1, 17),
-          .intra_node_gb_per_s = std::pow(10.0, *rc::gen::inRange(0, 30) / 10.0),
-          .inter_node_gb_per_s = std::pow(10.0, *rc::gen::inRange(-10, 20) / 10.0),
-          .kv_bytes_per_token = static_cast<double>(*rc::gen::inRange(1, 1 << 16))};
-    }
-    return profile;
-  });
-}
-
-// One of the shipped profiles (profiles/*.json).
-CostProfile ShippedProfile() {
-  const std::vector<std::string> names = ShippedCostProfileNames();
-  RC_PRE(!names.empty());
-  const absl::StatusOr<CostProfile> profile =
-      LoadCostProfile(*rc::gen::elementOf(names));
-  RC_ASSERT(profile.ok());
-  return *profile;
-}
 
 // Asserts `step` >= `bound` up to rounding.
 void AssertAtLeastTheBound(const ScheduleTime& time) {
@@ -128,25 +84,6 @@ RC_GTEST_PROP(GpuTimeProperties, DpBalancedStepIsAtLeastTheBound, ()) {
                      .fixed_cp_size = problem.options.cp_size});
   RC_ASSERT(time.ok());
   AssertAtLeastTheBound(*time);
-}
-
-oracle::ReferenceTable ToReference(const MeasuredCurve& curve) {
-  return {.sizes = curve.sizes, .seconds = curve.seconds};
-}
-
-oracle::ReferenceCostTables ToReference(const CostProfile& profile) {
-  oracle::ReferenceCostTables tables{
-      .causal = ToReference(profile.causal_attention),
-      .full = ToReference(profile.full_attention),
-      .non_attention = ToReference(profile.non_attention)};
-  if (profile.communication.has_value()) {
-    tables.communication = true;
-    tables.gpus_per_node = profile.communication->gpus_per_node;
-    tables.intra_node_gb_per_s = profile.communication->intra_node_gb_per_s;
-    tables.inter_node_gb_per_s = profile.communication->inter_node_gb_per_s;
-    tables.kv_bytes_per_token = profile.communication->kv_bytes_per_token;
-  }
-  return tables;
 }
 
 bool Close(double a, double b) {

@@ -36,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/checker.h"
 #include "core/compact_schedule.h"
+#include "core/cost_aware.h"
 #include "core/cost_profile.h"
 #include "core/dp_balanced.h"
 #include "core/gpu_time.h"
@@ -448,6 +449,44 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
                   view);
 }
 
+// schedule_cost_aware: the schedule per rank (or one rank's lists), or with
+// details=True a dict with it, whose schedule it is and why, and the times.
+py::object PyScheduleCostAware(const py::object& sample_id_seqlens,
+                               const py::object& total_gpus,
+                               const py::object& max_seq_len_per_rank,
+                               const py::object& profile, const py::object& min_cp_size,
+                               const py::object& vpp_group,
+                               const py::object& max_num_seqs, const py::object& rank,
+                               bool details) {
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group, max_num_seqs));
+  if (!py::isinstance<CostProfile>(profile)) {
+    throw py::type_error(absl::StrCat(
+        "profile must be a dcpsched.CostProfile (e.g. "
+        "dcpsched.CostProfile(\"h200-llama3-8b\")), not ",
+        TypeName(profile)));
+  }
+  const CostProfile& cost_profile = profile.cast<const CostProfile&>();
+  const std::optional<std::int64_t> view =
+      ValueOrThrow(ToRank(rank, options.total_gpus));
+  CostAwareResult result = ValueOrThrow(WithoutGil(
+      [&] { return ScheduleCostAware(samples, options, cost_profile); }));
+  py::object schedule = ToPython(result.schedule, view);
+  if (!details) return schedule;
+  py::dict figures;
+  figures["schedule"] = schedule;
+  figures["source"] = std::string(CostAwareSourceName(result.source));
+  figures["reason"] = result.reason;
+  figures["step_seconds"] = result.step_seconds;
+  figures["packing_aware_step_seconds"] =
+      result.packing_aware_step_seconds.has_value()
+          ? py::object(py::float_(*result.packing_aware_step_seconds))
+          : py::object(py::none());
+  return figures;
+}
+
 py::tuple PyNextGroupPackingAware(const py::object& sample_seqlens,
                                   const py::object& total_gpus,
                                   const py::object& max_seq_len_per_rank,
@@ -509,7 +548,16 @@ py::list PyVerify(const py::object& schedule,
                   const py::object& total_gpus,
                   const py::object& max_seq_len_per_rank,
                   const py::object& min_cp_size, const py::object& vpp_group,
-                  const py::object& max_num_seqs) {
+                  const py::object& max_num_seqs, const py::object& scheduler) {
+  // cost_aware promises every invariant but the work cap (5).
+  bool work_cap = true;
+  if (!scheduler.is_none()) {
+    if (!py::isinstance<py::str>(scheduler)) {
+      throw py::type_error(absl::StrCat("scheduler must be None or a str, not ",
+                                        TypeName(scheduler)));
+    }
+    work_cap = scheduler.cast<std::string>() != "cost_aware";
+  }
   const Schedule checked = ToSchedule(schedule, "schedule");
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
@@ -524,6 +572,7 @@ py::list PyVerify(const py::object& schedule,
         std::vector<std::string> descriptions;
         for (const Violation& violation :
              FindViolations(samples, checked, options)) {
+          if (!work_cap && violation.invariant == Invariant::kWorkCap) continue;
           descriptions.push_back(Describe(violation));
         }
         return descriptions;
@@ -775,8 +824,46 @@ Raises:
     the multiple (upstream: "Not enough samples to move").
 )doc";
 
+constexpr char kScheduleCostAwareDoc[] =
+    R"doc(schedule_cost_aware(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, profile, min_cp_size=1, vpp_group=None, max_num_seqs=None, rank=None, details=False)
+--
+
+Schedules one global batch with the cost-aware scheduler (docs/cost_aware.md).
+
+It minimises the step time under `profile` (the sum over microbatches of
+the slowest rank, as schedule_time measures it) and returns a schedule
+Megatron-LM's runtime can run: every invariant of docs/specification.md but
+the work cap (5), invariant 11 included. It keeps packing-aware's schedule
+where that is runnable and not slower, and still schedules where
+packing-aware fails or is refused (G not a power of two, VPP alignment).
+
+Args:
+  sample_id_seqlens: list of (id, len) pairs, as schedule_dynamic_cp takes.
+  total_gpus: number of DPxCP ranks G, 1..65536.
+  max_seq_len_per_rank: token budget of one rank in one microbatch.
+  profile (keyword only): a dcpsched.CostProfile, e.g.
+    CostProfile("h200-llama3-8b").
+  min_cp_size, vpp_group, max_num_seqs (keyword only): as schedule_dynamic_cp.
+  rank (keyword only): None, or one rank r: return only r's lists.
+  details (keyword only): False returns the schedule; True a dict with
+    "schedule", "source" ("planned" or "packing_aware"), "reason" (one
+    line), "step_seconds" and "packing_aware_step_seconds" (None where
+    packing-aware has no runnable schedule).
+
+Returns:
+  list[list[list[int]]] as schedule_dynamic_cp (or the dict above).
+
+Raises:
+  TypeError: an argument has the wrong type or shape (profile not a
+    CostProfile).
+  InvalidInputError (a ValueError): the input is outside the limits.
+  UnschedulableError (a ValueError): no runnable schedule was found (fewer
+    samples than vpp_group, or too few ways to split them into a multiple
+    of it); the message says what to change.
+)doc";
+
 constexpr char kVerifyDoc[] =
-    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, vpp_group=None, max_num_seqs=None)
+    R"doc(verify(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, vpp_group=None, max_num_seqs=None, scheduler=None)
 --
 
 Checks a dynamic-CP schedule against the problem it claims to solve.
@@ -795,6 +882,9 @@ Args:
   schedule: list[list[list[int]]], per microbatch, per rank, the ids.
   sample_id_seqlens, total_gpus, max_seq_len_per_rank, min_cp_size,
   vpp_group, max_num_seqs: the problem, as schedule_dynamic_cp takes it.
+  scheduler (keyword only): None, or the scheduler that made the schedule;
+    "cost_aware" promises every invariant but the work cap (5), which is
+    then not judged.
 
 Returns:
   list[str]: one message per violation, e.g.
@@ -959,7 +1049,14 @@ PYBIND11_MODULE(_core, module) {
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::kw_only(),
              py::arg("min_cp_size") = 1, py::arg("vpp_group") = py::none(),
-             py::arg("max_num_seqs") = py::none(), dcpsched::kVerifyDoc);
+             py::arg("max_num_seqs") = py::none(), py::arg("scheduler") = py::none(),
+             dcpsched::kVerifyDoc);
+  module.def("schedule_cost_aware", &dcpsched::PyScheduleCostAware,
+             py::arg("sample_id_seqlens"), py::arg("total_gpus"),
+             py::arg("max_seq_len_per_rank"), py::kw_only(), py::arg("profile"),
+             py::arg("min_cp_size") = 1, py::arg("vpp_group") = py::none(),
+             py::arg("max_num_seqs") = py::none(), py::arg("rank") = py::none(),
+             py::arg("details") = false, dcpsched::kScheduleCostAwareDoc);
   module.def("benchmark_workload", &dcpsched::PyBenchmarkWorkload,
              py::arg("num_samples") = 256, py::kw_only(),
              py::arg("seed") = 5154, py::arg("preset") = "benchmark",

@@ -30,6 +30,7 @@ namespace dcpsched {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using nlohmann::json;
 
@@ -184,6 +185,38 @@ TEST(CliTest, JsonFormatParsesAndHasGroups) {
   ASSERT_FALSE(document["groups"].empty());
   EXPECT_EQ(document["groups"][0].size(), 8u);  // G ranks per microbatch
   EXPECT_EQ(document["samples"].size(), 256u);
+}
+
+TEST(CliTest, CostAwareWithoutAProfileSaysToAddOne) {
+  const CliResult result = RunCli({"schedule", "--scheduler", "cost_aware"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("add --cost-profile"));
+  EXPECT_TRUE(result.out.empty());
+}
+
+TEST(CliTest, CostAwareSchedulesWherePackingAwareCannotAndVerifyChecksAllButTheWorkCap) {
+  const std::vector<std::string> flags = {"schedule", "--total-gpus", "6", "--vpp", "4",
+                                          "--format", "json", "--compact"};
+  EXPECT_EQ(RunCli(flags).exit_code, 2);  // packing-aware: no runnable schedule
+  std::vector<std::string> cost_aware = flags;
+  for (const char* flag : {"--scheduler", "cost_aware", "--cost-profile", "h200-llama3-8b"}) {
+    cost_aware.push_back(flag);
+  }
+  const CliResult scheduled = RunCli(cost_aware);
+  ASSERT_EQ(scheduled.exit_code, 0) << scheduled.err;
+  EXPECT_THAT(scheduled.out, HasSubstr("\"scheduler\":\"cost_aware\""));
+  EXPECT_THAT(scheduled.out, HasSubstr("\"source\":\"planned\""));
+  const CliResult verified = RunCliWithInput({"verify", "-"}, scheduled.out);
+  EXPECT_EQ(verified.exit_code, 0) << verified.out;
+  EXPECT_THAT(verified.out, HasSubstr("invariants 1-4, 6, 8 and 11 hold; 5 (work cap) is not "
+                                      "checked: cost_aware promises every invariant but it"));
+}
+
+TEST(CliTest, CostAwareJoinsTheComparisonOnlyWithAProfile) {
+  EXPECT_THAT(RunCli({"schedule"}).out, Not(HasSubstr("cost_aware")));
+  const CliResult with_profile = RunCli({"schedule", "--cost-profile", "h200-llama3-8b"});
+  ASSERT_EQ(with_profile.exit_code, 0) << with_profile.err;
+  EXPECT_THAT(with_profile.out, HasSubstr("\ncost_aware "));
 }
 
 TEST(CliTest, SameFlagsGiveTheSameSchedule) {

@@ -18,7 +18,8 @@
 // (io/problem_text.h, fuzz/fuzz_input.h), then one line per scheduler run on
 // it: a dynamic-CP problem runs the packing-aware step (ids, per-rank work
 // as hexadecimal floats, so bit for bit, and leftovers), the packing-aware
-// schedule and the legacy schedule; a dp_balanced problem runs dp_balanced;
+// schedule, the legacy schedule and the cost-aware schedule under
+// h200-llama3-8b (with whose schedule it kept); a dp_balanced problem runs dp_balanced;
 // a VPP-alignment input runs AlignToVppGroup. A run that fails contributes
 // its status code and message instead.
 //
@@ -53,12 +54,16 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/compact_schedule.h"
+#include "core/cost_aware.h"
+#include "core/cost_profile.h"
 #include "core/dp_balanced.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "core/types.h"
 #include "core/vpp_align.h"
 #include "fuzz/fuzz_input.h"
+#include "io/cost_profile_file.h"
 #include "io/golden.h"
 #include "io/problem_text.h"
 #include "io/schedule_file.h"
@@ -108,13 +113,25 @@ std::string StepText(const absl::StatusOr<PackedMicrobatch>& step) {
 }
 
 // The canonical text of one input: its one-line form, then every run.
+// cost_aware's schedule (under the digest's profile) and whose it is.
+std::string CostAwareText(const absl::StatusOr<CostAwareResult>& result) {
+  if (!result.ok()) return ScheduleText(absl::StatusOr<Schedule>(result.status()));
+  return absl::StrCat(ScheduleText(ExpandSchedule(result->schedule)), " ",
+                      CostAwareSourceName(result->source));
+}
+
 struct CanonicalText {
+  // cost_aware schedules by this profile (h200-llama3-8b).
+  const CostProfile& profile;
+
   std::string operator()(const DynamicCpProblem& problem) const {
     return absl::StrCat(
         "problem ", FormatProblem(problem),
         "\npacking_aware_step ", StepText(PackingAwareStep(problem.samples, problem.options)),
         "\npacking_aware ", ScheduleText(ScheduleDynamicCp(problem.samples, problem.options)),
-        "\nlegacy ", ScheduleText(ScheduleLegacy(problem.samples, problem.options)), "\n");
+        "\nlegacy ", ScheduleText(ScheduleLegacy(problem.samples, problem.options)),
+        "\ncost_aware ",
+        CostAwareText(ScheduleCostAware(problem.samples, problem.options, profile)), "\n");
   }
   std::string operator()(const properties::DpBalancedProblem& problem) const {
     return absl::StrCat("dp_balanced_problem ", fuzz::FormatDpBalancedProblem(problem),
@@ -175,7 +192,8 @@ std::vector<fs::path> SortedFiles(const fs::path& dir, const std::string& extens
   return files;
 }
 
-absl::StatusOr<std::vector<Record>> GoldenRecords(const fs::path& golden_dir) {
+absl::StatusOr<std::vector<Record>> GoldenRecords(const fs::path& golden_dir,
+                                                   const CostProfile& profile) {
   std::vector<Record> records;
   for (const fs::path& path : SortedFiles(golden_dir, ".jsonl")) {
     absl::StatusOr<std::string> contents = ReadFile(path);
@@ -191,13 +209,14 @@ absl::StatusOr<std::vector<Record>> GoldenRecords(const fs::path& golden_dir) {
                                                        golden_case.status().message()));
       }
       records.push_back({absl::StrCat("golden/", path.filename().string(), ":", line_number),
-                         std::visit(CanonicalText{}, GoldenInput(*golden_case))});
+                         std::visit(CanonicalText{profile}, GoldenInput(*golden_case))});
     }
   }
   return records;
 }
 
-absl::StatusOr<std::vector<Record>> CorpusRecords(const fs::path& corpus_dir) {
+absl::StatusOr<std::vector<Record>> CorpusRecords(const fs::path& corpus_dir,
+                                                   const CostProfile& profile) {
   std::vector<fs::path> targets;
   for (const fs::directory_entry& entry : fs::directory_iterator(corpus_dir)) {
     if (entry.is_directory()) targets.push_back(entry.path());
@@ -212,16 +231,19 @@ absl::StatusOr<std::vector<Record>> CorpusRecords(const fs::path& corpus_dir) {
       const std::optional<fuzz::TargetInput> input = CorpusInput(target, *bytes);
       if (!input.has_value()) continue;
       records.push_back({absl::StrCat(target, "/", path.lexically_relative(target_dir).string()),
-                         std::visit(CanonicalText{}, *input)});
+                         std::visit(CanonicalText{profile}, *input)});
     }
   }
   return records;
 }
 
 absl::StatusOr<std::vector<Record>> AllRecords(const fs::path& source_dir) {
-  absl::StatusOr<std::vector<Record>> records = GoldenRecords(source_dir / "tests" / "golden");
+  const absl::StatusOr<CostProfile> profile = LoadCostProfile("h200-llama3-8b");
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<std::vector<Record>> records =
+      GoldenRecords(source_dir / "tests" / "golden", *profile);
   if (!records.ok()) return records.status();
-  absl::StatusOr<std::vector<Record>> corpus = CorpusRecords(source_dir / "corpus");
+  absl::StatusOr<std::vector<Record>> corpus = CorpusRecords(source_dir / "corpus", *profile);
   if (!corpus.ok()) return corpus.status();
   records->insert(records->end(), corpus->begin(), corpus->end());
   return records;

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "core/compact_schedule.h"
 #include "core/types.h"
+#include "io/cost_profile_file.h"
 #include "gtest/gtest.h"
 
 namespace dcpsched {
@@ -39,6 +40,7 @@ TEST(SchedulerNameTest, NamesRoundTrip) {
   EXPECT_EQ(SchedulerName(SchedulerKind::kPackingAware), "packing_aware");
   EXPECT_EQ(SchedulerName(SchedulerKind::kDpBalanced), "dp_balanced");
   EXPECT_EQ(SchedulerName(SchedulerKind::kLegacy), "legacy");
+  EXPECT_EQ(SchedulerName(SchedulerKind::kCostAware), "cost_aware");
 }
 
 TEST(SchedulerNameTest, UnknownNameListsTheKnownOnes) {
@@ -46,7 +48,7 @@ TEST(SchedulerNameTest, UnknownNameListsTheKnownOnes) {
 
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(status.message(),
-                                "use packing_aware, dp_balanced or legacy"))
+                                "use packing_aware, dp_balanced, legacy or cost_aware"))
       << status.message();
 }
 
@@ -107,8 +109,36 @@ TEST(ScheduleRunTest, DpBalancedPositionsBecomeIds) {
   EXPECT_GE(run.elapsed_ms, 0.0);
 }
 
+TEST(ScheduleRunTest, WithoutAProfileCostAwareIsLeftOut) {
+  const std::vector<ScheduleRun> runs = RunAllSchedulers(SmallProblem());
+
+  ASSERT_EQ(runs.size(), kAllSchedulers.size() - 1);
+  for (const ScheduleRun& run : runs) EXPECT_NE(run.scheduler, SchedulerKind::kCostAware);
+}
+
+TEST(ScheduleRunTest, CostAwareWithoutAProfileSaysToAddOne) {
+  const ScheduleRun run = RunScheduler(SchedulerKind::kCostAware, SmallProblem());
+
+  EXPECT_EQ(run.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(run.status.message(), "--cost-profile"))
+      << run.status.message();
+}
+
+TEST(ScheduleRunTest, CostAwareSaysWhoseScheduleItKept) {
+  SchedulingProblem problem = SmallProblem();
+  problem.cost_profile = LoadCostProfile("h200-llama3-8b").value();
+
+  const ScheduleRun run = RunScheduler(SchedulerKind::kCostAware, problem);
+
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_TRUE(run.source == "planned" || run.source == "packing_aware") << run.source;
+  EXPECT_FALSE(run.source_reason.empty());
+  ASSERT_TRUE(run.time.has_value());
+}
+
 TEST(ScheduleRunTest, EverySchedulerPlacesEverySample) {
-  const SchedulingProblem problem = SmallProblem();
+  SchedulingProblem problem = SmallProblem();
+  problem.cost_profile = LoadCostProfile("h200-llama3-8b").value();
 
   const std::vector<ScheduleRun> runs = RunAllSchedulers(problem);
 

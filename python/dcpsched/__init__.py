@@ -11,6 +11,8 @@ Functions (from the extension dcpsched._core):
   align_to_vpp_group        align_sample_id_groups (VPP alignment)
   schedule_dp_balanced      DpBalancedScheduler.get_groups_and_subsamples
   schedule_legacy           the bucket scheduler #5154 replaced
+  schedule_cost_aware       the cost-aware scheduler: fastest runnable schedule
+                            under a CostProfile (docs/cost_aware.md)
   verify                    the schedule checker, a runtime guard
   benchmark_workload        the batch `dcpsched schedule` generates (the
                             same generator: same seed, same lengths)
@@ -54,6 +56,7 @@ try:
         align_to_vpp_group,
         benchmark_workload,
         next_group_packing_aware,
+        schedule_cost_aware,
         schedule_dp_balanced,
         schedule_dynamic_cp,
         schedule_legacy,
@@ -76,6 +79,7 @@ __all__ = [
     "align_to_vpp_group",
     "benchmark_workload",
     "next_group_packing_aware",
+    "schedule_cost_aware",
     "schedule_dp_balanced",
     "schedule_dynamic_cp",
     "schedule_legacy",

@@ -4,7 +4,7 @@ The docstrings of the functions themselves (help(dcpsched.<name>)) say what
 each argument means and what is raised.
 """
 
-from typing import Dict, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union
 
 __version__: str
 # The Megatron-LM revisions this build was checked against:
@@ -110,9 +110,28 @@ def verify(
     min_cp_size: SupportsIndex = 1,
     vpp_group: Optional[SupportsIndex] = None,
     max_num_seqs: Optional[SupportsIndex] = None,
+    scheduler: Optional[str] = None,
 ) -> List[str]:
     """Checks a dynamic-CP schedule; returns one message per violation
-    (with max_num_seqs, invariant 10: no rank holds more samples)."""
+    (with max_num_seqs, invariant 10: no rank holds more samples; with
+    scheduler="cost_aware", every invariant but the work cap, 5)."""
+
+def schedule_cost_aware(
+    sample_id_seqlens: Iterable[_Pair],
+    total_gpus: SupportsIndex,
+    max_seq_len_per_rank: SupportsIndex,
+    *,
+    profile: "CostProfile",
+    min_cp_size: SupportsIndex = 1,
+    vpp_group: Optional[SupportsIndex] = None,
+    max_num_seqs: Optional[SupportsIndex] = None,
+    rank: Optional[SupportsIndex] = None,
+    details: bool = False,
+) -> Any:
+    """Schedules one global batch with the cost-aware scheduler: the fastest
+    runnable schedule it finds under profile (docs/cost_aware.md). With
+    details=True a dict: schedule, source, reason, step_seconds,
+    packing_aware_step_seconds."""
 
 class CostProfile:
     """A device cost profile: measured per-layer GPU times (docs/cost_model.md).

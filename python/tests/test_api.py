@@ -189,7 +189,10 @@ def test_signatures_are_introspectable():
         "max_num_seqs=None, rank=None)")
     assert str(inspect.signature(dcpsched.verify)) == (
         "(schedule, sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, min_cp_size=1, "
-        "vpp_group=None, max_num_seqs=None)")
+        "vpp_group=None, max_num_seqs=None, scheduler=None)")
+    assert str(inspect.signature(dcpsched.schedule_cost_aware)) == (
+        "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, profile, min_cp_size=1, "
+        "vpp_group=None, max_num_seqs=None, rank=None, details=False)")
     assert str(inspect.signature(dcpsched.schedule_dp_balanced)) == (
         "(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, *, "
         "max_num_seqs=None, vpp_group=None, rank=None)")

@@ -1,0 +1,101 @@
+// The cost-aware dynamic-CP scheduler: a schedule Megatron-LM's runtime can
+// run, as fast as it can find under a measured cost profile.
+//
+// What it guarantees. For a valid problem and profile, its schedule keeps
+// every invariant of docs/specification.md but the len^2 work cap (5): no
+// empty rank, each sample once on one contiguous run, a power-of-two CP size
+// or G, the token budget, cp_min and min_cp_size, a microbatch count that is
+// a multiple of vpp_group, max_num_seqs, and the runtime's groups (11). It
+// is never slower under the profile than the packing-aware scheduler's
+// schedule where that one is runnable (it keeps the faster of the two, and
+// says which). Where packing-aware fails or is refused (invariant 11), it
+// still returns a schedule when it finds one, and says so. The same input
+// gives the same schedule, bit for bit.
+//
+// What it optimises: the step time of docs/cost_model.md, the sum over
+// microbatches of the slowest rank (MeasureScheduleTime, core/gpu_time.h).
+// Under a measured profile that is not len^2: a rank's tokens cost
+// non-attention time, and a short sample on a wide group pays the ring's
+// per-step cost on tiny chunks. So the choice that matters is each
+// sample's CP size and which samples share a microbatch, not filling wide
+// groups with short samples.
+//
+// How. It tries a range of targets T for a microbatch's time, from the
+// slowest sample at its smallest size down to the longest sample at its
+// fastest size, geometrically, then finer around the best. For each T it
+// plans a schedule (core/cost_aware_plan.h): each sample takes the smallest
+// runtime size at which it alone fits under T, samples of a size stack into
+// groups under T and the token budget, groups pack slowest first into
+// microbatches of runtime blocks, and free ranks are filled by splitting or
+// widening groups. It keeps the fastest plan, then the faster of that and
+// packing-aware's runnable schedule. Where no target reaches a multiple of
+// vpp_group, it spreads the samples over the largest such count of
+// microbatches, longest first.
+//
+// What it does not attempt: a proven optimum (the exhaustive oracle,
+// oracle/exhaustive_time_oracle.h, measures the gap on tiny instances);
+// moving samples between microbatches after they are packed; modelling
+// communication beyond what the profile models (the shipped profiles are
+// compute only); the len^2 work cap, which a measured profile replaces.
+//
+// Time: 7 to 30 plans, each O(n log n + groups x free ranks), plus
+// packing-aware's own run. On 8192 samples at G = 512 about 31 ms of CPU
+// against packing-aware's 1.6 ms (docs/cost_aware.md).
+
+#ifndef DCPSCHED_CORE_COST_AWARE_H_
+#define DCPSCHED_CORE_COST_AWARE_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/compact_schedule.h"
+#include "core/cost_profile.h"
+#include "core/types.h"
+
+namespace dcpsched {
+
+struct CostAwareOptions {
+  // Also run packing-aware and keep its schedule where it is runnable and
+  // not slower. Off only to study the planner alone: the guarantee of never
+  // being slower than packing-aware then no longer holds.
+  bool keep_packing_aware_if_faster = true;
+};
+
+// Which schedule the scheduler returned.
+enum class CostAwareSource {
+  kPlanned,       // its own plan
+  kPackingAware,  // packing-aware's schedule, runnable and not slower
+};
+
+// "planned" or "packing_aware".
+absl::string_view CostAwareSourceName(CostAwareSource source);
+
+struct CostAwareResult {
+  CompactSchedule schedule;
+  CostAwareSource source = CostAwareSource::kPlanned;
+  // One line: why this schedule, e.g. "planned: 412.3 ms against
+  // packing-aware's 451.0 ms", or why packing-aware's could not be used.
+  std::string reason;
+  // The schedule's step time under the profile.
+  double step_seconds = 0.0;
+  // Packing-aware's step time, where its schedule is runnable.
+  std::optional<double> packing_aware_step_seconds;
+};
+
+// Schedules `samples` under `profile`. InvalidArgument for an invalid
+// problem (ValidateDynamicCpProblem) or profile (ValidateCostProfile).
+// FailedPrecondition, saying what to change, where it finds no runnable
+// schedule: fewer samples than vpp_group (every microbatch needs one), or no
+// split of the samples into a multiple of vpp_group microbatches that the
+// token budget, max_num_seqs and the runtime's groups allow.
+absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> samples,
+                                                  const DynamicCpOptions& options,
+                                                  const CostProfile& profile,
+                                                  const CostAwareOptions& cost_aware = {});
+
+}  // namespace dcpsched
+
+#endif  // DCPSCHED_CORE_COST_AWARE_H_

@@ -1,0 +1,152 @@
+// Fuzz target: the cost-aware scheduler (core/cost_aware.h) keeps its
+// promises on any problem and profile.
+//
+// The input decodes to a dynamic-CP problem (fuzz_input.h, as
+// fuzz_packing_aware's), then to a cost profile: one of the shipped ones, or
+// (the last choice) a small profile of curves read from the remaining bytes,
+// valid but not monotone. An exhausted input reads as the first shipped
+// profile, so every fuzz_packing_aware input is a fuzz_cost_aware input too.
+// ScheduleCostAware must fail exactly as docs/specification.md prescribes
+// (InvalidArgument where the problem is outside "Valid input", judged by
+// IsValidBySpec; otherwise FailedPrecondition at most), and on success:
+// its schedule keeps every invariant the checker knows but the work cap (5),
+// runtime groups (11) included; its step time is what MeasureScheduleTime
+// says, no less than the bound, and no more than packing-aware's where that
+// one is runnable; and a second call returns the same schedule.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/checker.h"
+#include "core/compact_schedule.h"
+#include "core/cost_aware.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
+#include "core/packing_aware.h"
+#include "core/types.h"
+#include "fuzz/fuzz_input.h"
+#include "io/cost_profile_file.h"
+#include "io/problem_text.h"
+
+namespace dcpsched::fuzz {
+namespace {
+
+constexpr absl::string_view kTarget = "fuzz_cost_aware";
+// Relative slack for sums that agree in exact arithmetic.
+constexpr double kSlack = 1e-9;
+
+// A valid curve of 1 to 4 points read from `data`.
+MeasuredCurve DecodeCurve(FuzzedDataProvider& data) {
+  MeasuredCurve curve;
+  const int points = data.ConsumeIntegralInRange<int>(1, 4);
+  std::int64_t size = data.ConsumeIntegralInRange<std::int64_t>(1, 512);
+  for (int i = 0; i < points; ++i) {
+    curve.sizes.push_back(size);
+    // 1e-7 .. 1 s, by tenths of a decade.
+    const int tenths = data.ConsumeIntegralInRange<int>(-70, 0);
+    double seconds = 1.0;
+    for (int t = 0; t < -tenths; ++t) seconds /= 1.2589254117941673;  // 10^0.1
+    curve.seconds.push_back(seconds);
+    size += data.ConsumeIntegralInRange<std::int64_t>(1, 1 << 14);
+  }
+  return curve;
+}
+
+// The profile the rest of `data` chooses (see the file comment).
+CostProfile DecodeProfile(FuzzedDataProvider& data) {
+  const std::vector<std::string> names = ShippedCostProfileNames();
+  const auto choice = data.ConsumeIntegralInRange<std::size_t>(0, names.size());
+  if (choice < names.size()) {
+    absl::StatusOr<CostProfile> profile = LoadCostProfile(names[choice]);
+    if (profile.ok()) return *std::move(profile);
+  }
+  CostProfile profile;
+  profile.name = "decoded";
+  profile.causal_attention = DecodeCurve(data);
+  profile.full_attention = DecodeCurve(data);
+  profile.non_attention = DecodeCurve(data);
+  return profile;
+}
+
+double StepSeconds(const DynamicCpProblem& problem, const CompactSchedule& schedule,
+                   const CostProfile& profile, double* bound) {
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      problem.samples, schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  if (!time.ok()) return -1.0;
+  if (bound != nullptr) *bound = time->bound_seconds;
+  return time->step_seconds;
+}
+
+// What is wrong with cost_aware's answer to (`problem`, `profile`), if
+// anything.
+absl::Status CheckCostAware(const DynamicCpProblem& problem, const CostProfile& profile) {
+  const absl::StatusOr<CostAwareResult> result =
+      ScheduleCostAware(problem.samples, problem.options, profile);
+  const bool valid = IsValidBySpec(problem);
+  if (!result.ok()) {
+    const absl::StatusCode expected =
+        valid ? absl::StatusCode::kFailedPrecondition : absl::StatusCode::kInvalidArgument;
+    if (result.status().code() == expected) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("gives ", result.status().ToString(), " for ",
+                                            valid ? "a valid" : "an invalid", " problem"));
+  }
+  if (!valid) return absl::InternalError("accepts a problem outside the specification's limits");
+  for (const Violation& violation :
+       FindViolations(problem.samples, result->schedule, problem.options)) {
+    if (violation.invariant == Invariant::kWorkCap) continue;
+    return absl::InternalError(absl::StrCat("breaks invariant ",
+                                            static_cast<int>(violation.invariant), " (",
+                                            InvariantName(violation.invariant),
+                                            "): ", violation.message));
+  }
+  if (problem.samples.empty()) return absl::OkStatus();
+  double bound = 0.0;
+  const double step = StepSeconds(problem, result->schedule, profile, &bound);
+  if (step != result->step_seconds) {
+    return absl::InternalError(absl::StrCat("claims ", result->step_seconds,
+                                            " s but its schedule takes ", step, " s"));
+  }
+  if (step < bound * (1.0 - kSlack)) {
+    return absl::InternalError(absl::StrCat("takes ", step, " s, below the bound ", bound));
+  }
+  const absl::StatusOr<CompactSchedule> packing_aware =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  if (packing_aware.ok()) {
+    const double upstream = StepSeconds(problem, *packing_aware, profile, nullptr);
+    if (step > upstream) {
+      return absl::InternalError(absl::StrCat("takes ", step, " s, slower than packing-aware's ",
+                                              upstream, " s"));
+    }
+  }
+  const absl::StatusOr<CostAwareResult> again =
+      ScheduleCostAware(problem.samples, problem.options, profile);
+  if (!again.ok() || again->schedule != result->schedule) {
+    return absl::InternalError("a second call returns another schedule");
+  }
+  return absl::OkStatus();
+}
+
+void TestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider provider(data, size);
+  const DynamicCpProblem problem = DecodeDynamicCpProblem(provider);
+  const CostProfile profile = DecodeProfile(provider);
+  if (const absl::Status status = CheckCostAware(problem, profile); !status.ok()) {
+    ReportAndAbort(kTarget, "cost_aware breaks a promise", status,
+                   absl::StrCat(FormatProblem(problem), " profile=", profile.name));
+  }
+}
+
+}  // namespace
+}  // namespace dcpsched::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  dcpsched::fuzz::TestOneInput(data, size);
+  return 0;
+}
