@@ -18,6 +18,7 @@
 #include "core/types.h"
 #include "core/validate.h"
 #include "io/lengths_file.h"
+#include "io/problem_text.h"
 #include "io/schedule_run.h"
 #include "io/workload.h"
 
@@ -82,18 +83,20 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
           ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
   total_gpus_option_->excludes(dp_option_)->excludes(cp_option_);
 
-  command
-      .add_option("--mslpr,--max-seq-len-per-rank", flags_.max_seq_len_per_rank,
-                  "Token budget of one rank in one microbatch")
-      ->type_name("M")
-      ->capture_default_str()
-      ->check(IntegerIn(std::int64_t{1}, kMaxSeqLenPerRank));
-  command
-      .add_option("--min-cp", flags_.min_cp_size,
-                  "Smallest CP group a sample may use (a power of two <= G)")
-      ->type_name("N")
-      ->capture_default_str()
-      ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
+  CLI::Option* mslpr =
+      command
+          .add_option("--mslpr,--max-seq-len-per-rank", flags_.max_seq_len_per_rank,
+                      "Token budget of one rank in one microbatch")
+          ->type_name("M")
+          ->capture_default_str()
+          ->check(IntegerIn(std::int64_t{1}, kMaxSeqLenPerRank));
+  CLI::Option* min_cp =
+      command
+          .add_option("--min-cp", flags_.min_cp_size,
+                      "Smallest CP group a sample may use (a power of two <= G)")
+          ->type_name("N")
+          ->capture_default_str()
+          ->check(IntegerIn(std::int64_t{1}, kMaxTotalGpus));
   vpp_option_ =
       command
           .add_option("--vpp", flags_.vpp_group,
@@ -110,6 +113,11 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
                       "dp_balanced; legacy refuses it (default: no limit)")
           ->type_name("N")
           ->check(IntegerIn(std::int64_t{1}, INT64_MAX));
+
+  // Every flag that says what the problem is, but the generated workload's.
+  const std::vector<CLI::Option*> problem_shape = {
+      lengths, total_gpus_option_, dp, cp, mslpr, min_cp, vpp_option_,
+      max_num_seqs_option_};
 
   std::vector<CLI::Option*> workload_options;
   workload_options.push_back(
@@ -154,11 +162,26 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
           ->capture_default_str()
           ->check(IntegerIn(std::int64_t{1}, kMaxSampleLen)));
   for (CLI::Option* option : workload_options) lengths->excludes(option);
+
+  // The whole problem in one line: it excludes every flag above but the
+  // cost profile, which measures the schedule and is no part of the problem.
+  problem_option_ =
+      command
+          .add_option("--problem", flags_.problem_line,
+                      "The whole problem as one line, e.g. 'G=12 mslpr=100 "
+                      "min_cp=1 vpp=none samples=4:1,5:1' (io/problem_text.h; "
+                      "what the conformance check and the property tests "
+                      "print): G ranks (dp_balanced: dp G x cp 1), the "
+                      "limits, and the samples as id:len")
+          ->type_name("LINE");
+  for (CLI::Option* option : problem_shape) problem_option_->excludes(option);
+  for (CLI::Option* option : workload_options) problem_option_->excludes(option);
   AddCostProfileFlag(command, &flags_.cost_profile);
 }
 
 int ProblemFlags::BuildProblem(std::ostream& err,
                                SchedulingProblem* problem) const {
+  if (problem_option_->count() > 0) return BuildFromLine(err, problem);
   RunParameters& parameters = problem->parameters;
   if (total_gpus_option_->count() > 0) {
     parameters.dp_size = flags_.total_gpus;
@@ -185,6 +208,35 @@ int ProblemFlags::BuildProblem(std::ostream& err,
     return loaded;
   }
   return BuildSamples(err, problem);
+}
+
+int ProblemFlags::BuildFromLine(std::ostream& err,
+                                SchedulingProblem* problem) const {
+  absl::StatusOr<DynamicCpProblem> parsed = ParseProblem(flags_.problem_line);
+  if (!parsed.ok()) {
+    err << "dcpsched: --problem: " << parsed.status().message() << "\n";
+    return kExitUsage;
+  }
+  RunParameters& parameters = problem->parameters;
+  parameters.dp_size = parsed->options.total_gpus;
+  parameters.cp_size = 1;
+  parameters.cp_size_implied = true;
+  parameters.max_seq_len_per_rank = parsed->options.max_seq_len_per_rank;
+  parameters.min_cp_size = parsed->options.min_cp_size;
+  parameters.vpp_group = parsed->options.vpp_group;
+  parameters.max_num_seqs = parsed->options.max_num_seqs;
+  if (absl::Status valid = ValidateRunParameters(parameters); !valid.ok()) {
+    err << "dcpsched: --problem: " << valid.message() << "\n";
+    return kExitUsage;
+  }
+  if (const int loaded =
+          LoadCostProfileFlag(flags_.cost_profile, err, &problem->cost_profile);
+      loaded != kExitSuccess) {
+    return loaded;
+  }
+  problem->samples = std::move(parsed->samples);
+  problem->workload_description = "problem line (--problem)";
+  return kExitSuccess;
 }
 
 int ProblemFlags::BuildSamples(std::ostream& err,

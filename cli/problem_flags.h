@@ -3,7 +3,10 @@
 // upstream's DCP benchmark workload drawn with a seed), the topology
 // (--total-gpus G, or --dp D --cp C) and the limits (--mslpr, --min-cp,
 // --vpp, --max-num-seqs), and the cost profile to measure GPU time by
-// (--cost-profile, cli/cost_profile_flag.h).
+// (--cost-profile, cli/cost_profile_flag.h). Or the whole problem as one
+// line, --problem LINE (io/problem_text.h's form, as the conformance check
+// and the property tests print a shrunk problem), so such a line runs as it
+// is.
 
 #ifndef DCPSCHED_CLI_PROBLEM_FLAGS_H_
 #define DCPSCHED_CLI_PROBLEM_FLAGS_H_
@@ -38,6 +41,7 @@ class ProblemFlags {
 
  private:
   struct Flags {
+    std::string problem_line;
     std::string lengths_file;
     std::int64_t total_gpus = 0;
     std::int64_t dp_size = 2;
@@ -52,9 +56,12 @@ class ProblemFlags {
   };
 
   int BuildSamples(std::ostream& err, SchedulingProblem* problem) const;
+  // BuildProblem for --problem LINE.
+  int BuildFromLine(std::ostream& err, SchedulingProblem* problem) const;
 
   Flags flags_;
   // Options whose presence (not only value) matters.
+  CLI::Option* problem_option_ = nullptr;
   CLI::Option* total_gpus_option_ = nullptr;
   CLI::Option* dp_option_ = nullptr;
   CLI::Option* cp_option_ = nullptr;

@@ -25,8 +25,9 @@ inline constexpr UpstreamRevision kUpstreamChecked[] = {
      "equal: golden vectors, conformance check 0 differ"},
     {"PR #6479 head", "986bf45787",
      "equal: golden vectors, conformance check 0 differ (max_num_seqs)"},
-    {"main", "d98e8a64dd",
-     "not comparable: it has no dynamic-CP scheduler yet"},
+    {"main", "a9381be598",
+     "dp_balanced equal where main schedules; main's i > 0 assertion fails "
+     "where dcpsched schedules; no dynamic-CP scheduler yet"},
 };
 
 }  // namespace dcpsched

@@ -282,6 +282,41 @@ TEST(CliTest, LengthsFileIsScheduled) {
   std::remove(path.c_str());
 }
 
+TEST(CliTest, ProblemLineIsScheduledAsItIs) {
+  // A line as the conformance check prints a shrunk problem.
+  const CliResult result = RunCli(
+      {"schedule", "--problem", "G=4 mslpr=100 min_cp=1 vpp=2 max_num_seqs=3 "
+       "samples=7:150,3:20,9:40", "--format", "json"});
+
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json document = json::parse(result.out);
+  EXPECT_EQ(document["samples"], json::parse("[[7,150],[3,20],[9,40]]"));
+  EXPECT_EQ(document["workload"]["description"], "problem line (--problem)");
+  // The same problem by separate flags gives the same schedule.
+  const std::string path = TempPath("lengths.txt");
+  WriteFile(path, "7,150\n3,20\n9,40\n");
+  const CliResult by_flags =
+      RunCli({"schedule", "--lengths", path, "--total-gpus", "4", "--mslpr", "100",
+              "--vpp", "2", "--max-num-seqs", "3", "--format", "json"});
+  ASSERT_EQ(by_flags.exit_code, 0) << by_flags.err;
+  EXPECT_EQ(json::parse(by_flags.out)["groups"], document["groups"]);
+  std::remove(path.c_str());
+}
+
+TEST(CliTest, ProblemLineExcludesTheFlagsItSets) {
+  const CliResult result =
+      RunCli({"schedule", "--problem", "G=2 mslpr=8 samples=0:3", "--mslpr", "16"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("excludes"));
+}
+
+TEST(CliTest, MalformedProblemLineNamesTheField) {
+  const CliResult result = RunCli({"schedule", "--problem", "G=2 samples=0:3"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneErrorLine(result, "--problem: ");
+  EXPECT_THAT(result.err, HasSubstr("mslpr"));
+}
+
 TEST(CliTest, MissingLengthsFileIsAnError) {
   const CliResult result =
       RunCli({"schedule", "--lengths", "/nonexistent/dcpsched/lengths.txt"});

@@ -94,7 +94,7 @@ TEST(CliUsageTest, VersionNamesTheUpstreamRevisionsChecked) {
   EXPECT_THAT(result.out, HasSubstr("checked against Megatron-LM:"));
   EXPECT_THAT(result.out, HasSubstr("dev 66d54b474b: equal"));
   EXPECT_THAT(result.out, HasSubstr("PR #6479 head 986bf45787: equal"));
-  EXPECT_THAT(result.out, HasSubstr("main d98e8a64dd"));
+  EXPECT_THAT(result.out, HasSubstr("main a9381be598"));
 }
 
 TEST(CliUsageTest, DpWithoutCpSaysWhichCpRuns) {

@@ -37,7 +37,7 @@ def test_upstream_checked_names_the_revisions_and_agrees_with_the_conformance_ch
     conformance check knows by SHA-256, and the main branch it cannot compare."""
     checked = {(branch, commit) for branch, commit, _ in dcpsched.UPSTREAM_CHECKED}
     assert checked == {("dev", "66d54b474b"), ("PR #6479 head", "986bf45787"),
-                       ("main", "d98e8a64dd")}
+                       ("main", "a9381be598")}
     for name in known_upstreams.KNOWN_UPSTREAMS:
         assert any(name == f"Megatron-LM {branch} {commit}"
                    for branch, commit, outcome in dcpsched.UPSTREAM_CHECKED

@@ -1,22 +1,32 @@
 """Conformance check: dcpsched against the scheduler of a Megatron-LM checkout.
 
     python3 -m dcpsched.conformance --megatron PATH [--cases N] [--seed S]
-        [--corpus DIR]... [--no-corpora]
+        [--corpus DIR]... [--no-corpora] [--all-differences]
         [--write-golden DIR [--golden-tag TAG] [--golden-max-gpus G]]
         [--timeout SECONDS]
 
-loads megatron/core/datasets/data_schedule.py and data_schedule_utils.py from
-the checkout at PATH as they are (upstream.py), runs upstream's functions and
-dcpsched's side by side on generated problems (generators.py) and on every
-problem of fuzz corpora (corpus.py), compares the answers exactly, exec times
-bit for bit (checks.py; upstream runs in a worker process under a timeout
-and a memory limit, worker.py), shrinks every difference to a small problem
-(shrink.py), and prints a closing line
+loads megatron/core/datasets/data_schedule.py and data_schedule_utils.py, and
+pipeline_parallel/hybrid_cp_schedule.py where there is one, from the
+checkout at PATH as they are (upstream.py), finds which of upstream's
+schedulers it carries (packing-aware: dev; dp_balanced: dev and main;
+legacy BalancedCPScheduler: dev and main), names each it lacks, runs each
+it has side by side with dcpsched on generated problems (generators.py) and
+on every problem of fuzz corpora (corpus.py), compares the answers exactly,
+exec times bit for bit (checks.py; upstream runs in a worker process under
+a timeout and a memory limit, worker.py), reports what it found by class,
+each class once with its count and its smallest problem shrunk
+(classes.py, shrink.py) and a command that runs that problem in dcpsched
+(reproduce.py: `dcpsched schedule --problem 'LINE'`), and prints a closing
+line
 
     conformance: N equal, M differ, K both reject, H upstream hangs (dcpsched rejects),
-        R upstream returns a schedule its runtime cannot run (dcpsched refuses: invariant 11)
+        R upstream returns a schedule its runtime cannot run (dcpsched refuses: invariant 11),
+        F upstream fails where dcpsched schedules[; generated problems only (no fuzz corpora)]
 
-(one line). R counts the problems where upstream returns a schedule that
+(one line). F counts upstream's assertion failures where dcpsched returns a
+schedule that keeps the invariants (Megatron-LM main's DpBalancedScheduler
+asserts `i > 0` where dev splits the first packed sequence), each class
+named by upstream's message. R counts the problems where upstream returns a schedule that
 Megatron-LM's own runtime cannot run (a CP group it never creates, or one
 that holds other ranks than the samples: runtime_groups.py) and dcpsched
 refuses it naming invariant 11; the check confirms each with its own reading
@@ -32,11 +42,14 @@ never sets, so then the closing line ends "NOT CONFORMANT: dcpsched does not
 model upstream's f(p) yet" and the run fails. It counts the problems that
 set max_num_seqs, the cap Megatron-LM PR #6479 gives the packing-aware step.
 
-Exit status: 0 when everything agrees; 1 when something differs (M > 0,
-which includes problems exactly one side rejects) or upstream has a
-parameter dcpsched does not model; 2 when the checkout lacks a file or a
-function the check needs, or the command line is wrong; 3 when the check
-itself failed (an internal error, with its traceback: NOT CHECKED).
+Exit status: 0 when every problem compared agrees or falls in a named
+class (hangs, R, F); 1 when something differs (M > 0, which includes
+problems exactly one side rejects) or upstream has a parameter dcpsched
+does not model; 2 when PATH is no checkout (no data_schedule.py), or the
+command line is wrong; 3 when the check itself failed (an internal error,
+with its traceback: NOT CHECKED); 4 when nothing was checked (no problem,
+or a checkout with none of the schedulers). Progress goes to stderr every
+tenth of the problems and at least every 30 s.
 --write-golden DIR writes upstream's answers as golden vectors in the format
 of tests/golden/ (golden.py).
 

@@ -1,7 +1,8 @@
 """Upstream's scheduling functions and dcpsched's, side by side on one problem.
 
-Four checks, each comparing one upstream function with its dcpsched
-counterpart:
+Five checks, each comparing one upstream function with its dcpsched
+counterpart, each run only where the checkout has the function
+(upstream.Upstream.has):
 
   get_groups_and_subsamples     DefaultDynamicCPScheduler vs schedule_dynamic_cp
   next_hdp_group_packing_aware  one step, exec times bit for bit, vs
@@ -9,7 +10,12 @@ counterpart:
   align_sample_id_groups        VPP alignment vs align_to_vpp_group, on
                                 upstream's unaligned schedule (vpp_group > 1)
                                 or on a corpus schedule
-  DpBalancedScheduler           vs schedule_dp_balanced
+  DpBalancedScheduler           vs schedule_dp_balanced (max_num_seqs only
+                                where upstream's class takes it: dev, not main)
+  BalancedCPScheduler           the legacy scheduler of hybrid_cp_schedule.py,
+                                its sample_id_groups vs schedule_legacy, on a
+                                dynamic-CP problem with min_cp_size 1, no cap
+                                and no VPP (it has none of the three)
 
 Answers are equal when they are the same values of the same types (lists,
 tuples, ints; floats bit for bit). Where dcpsched refuses a problem and
@@ -40,8 +46,20 @@ runtime_groups.py's reading of the runtime applied to upstream's schedule;
 confirmed, the outcome is "upstream returns a schedule its runtime cannot
 run" (upstream's schedule kept in the outcome), else "differ".
 
+For the legacy scheduler the runtime is the one the checkout runs it on
+(upstream.Upstream.legacy_runtime_rule): Megatron-LM main's hybrid-CP groups
+(runtime_groups.hybrid_cp_violations) or dev's dynamic-CP groups
+(invariant 11).
+
+Where upstream raises AssertionError and dcpsched returns a schedule that
+keeps the invariants, the outcome is "upstream fails where dcpsched
+schedules" (UPSTREAM_FAILS), a class of its own, not a difference:
+Megatron-LM main's DpBalancedScheduler asserts `i > 0` where dev (and
+dcpsched) split the first packed sequence too. cli.py names each such class
+by the check and upstream's message, with a shrunk example.
+
 Outcomes: "equal", "differ", "both reject", "upstream hangs" (and dcpsched
-refuses), "upstream returns a schedule its runtime cannot run", "outside" (dcpsched refuses the problem as outside its limits,
+refuses), "upstream fails where dcpsched schedules", "upstream returns a schedule its runtime cannot run", "outside" (dcpsched refuses the problem as outside its limits,
 InvalidInputError, and upstream gives an answer that keeps the invariants:
 upstream's behaviour outside the specification's valid input is not the contract, so it
 is counted apart, not compared), "skip" (the check needs an upstream answer
@@ -64,8 +82,12 @@ UPSTREAM_HANGS = "upstream hangs"
 # times longer.
 RETRY_FACTOR = 30
 RUNTIME_CANNOT_RUN = "upstream returns a schedule its runtime cannot run"
+UPSTREAM_FAILS = "upstream fails where dcpsched schedules"
 OUTSIDE = "outside"
 SKIP = "skip"
+# The upstream errors that make the UPSTREAM_FAILS class (an assertion upstream
+# states about its own state, not a refusal of the input).
+UPSTREAM_FAILURES = ("AssertionError",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,21 +155,30 @@ class Outcome:
 
 def first_difference(a, b, path="answer") -> Optional[str]:
     """Where a and b first differ (see same()), or None if they do not."""
+    found = locate_difference(a, b, path)
+    return None if found is None else found[2]
+
+
+def locate_difference(a, b, path="answer"):
+    """Where a and b first differ, as (path, what, message): what is "types",
+    "lengths", "floats" (bit patterns) or "values"; None if they do not."""
     if type(a) is not type(b):
-        return f"{path}: upstream {a!r} ({type(a).__name__}), dcpsched {b!r} ({type(b).__name__})"
+        return (path, "types", f"{path}: upstream {a!r} ({type(a).__name__}), dcpsched {b!r} "
+                f"({type(b).__name__})")
     if isinstance(a, (list, tuple)):
         for index, (x, y) in enumerate(zip(a, b)):
-            where = first_difference(x, y, f"{path}[{index}]")
+            where = locate_difference(x, y, f"{path}[{index}]")
             if where is not None:
                 return where
         if len(a) != len(b):
-            return f"{path}: upstream has {len(a)} items, dcpsched {len(b)}"
+            return path, "lengths", f"{path}: upstream has {len(a)} items, dcpsched {len(b)}"
         return None
     if isinstance(a, float):
         if struct.pack("<d", a) == struct.pack("<d", b):
             return None
-        return f"{path}: upstream {a!r} ({a.hex()}), dcpsched {b!r} ({b.hex()})"
-    return None if a == b else f"{path}: upstream {a!r}, dcpsched {b!r}"
+        return (path, "floats",
+                f"{path}: upstream {a!r} ({a.hex()}), dcpsched {b!r} ({b.hex()})")
+    return None if a == b else (path, "values", f"{path}: upstream {a!r}, dcpsched {b!r}")
 
 
 def applied_cap(upstream, problem: DynamicCpProblem) -> Optional[int]:
@@ -265,10 +296,54 @@ def _upstream_align(upstream, schedule, vpp_group):
 
 
 def _upstream_dp_balanced(upstream, problem: DpBalancedProblem):
+    """DpBalancedScheduler's schedule; the cap only where its class takes one."""
+    cap = ({"max_num_seqs": problem.max_num_seqs}
+           if upstream.dp_balanced_takes_max_num_seqs else {})
     return upstream.dp_balanced_scheduler(
         max_seqlen_per_dp_cp_rank=problem.max_seq_len_per_rank, cp_size=problem.cp_size,
         dp_size=problem.dp_size, microbatch_group_size_per_vp_stage=problem.vpp_group,
-        max_num_seqs=problem.max_num_seqs).get_groups_and_subsamples(problem.samples())
+        **cap).get_groups_and_subsamples(problem.samples())
+
+
+class _DpCpGroup:
+    """The one thing BalancedCPScheduler asks of its process group: size()."""
+
+    def __init__(self, size: int):
+        self._size = size
+
+    def size(self) -> int:
+        return self._size
+
+
+def _upstream_legacy(upstream, problem: DynamicCpProblem):
+    """BalancedCPScheduler's sample_id_groups (it returns (groups,
+    sample_id_groups); groups are the same ranks' lengths). Its config
+    argument is read by nothing: None."""
+    scheduler = upstream.legacy_scheduler(max_seq_len_per_rank=problem.max_seq_len_per_rank,
+                                          dp_cp_group=_DpCpGroup(problem.total_gpus))
+    _, sample_id_groups = scheduler.get_groups_and_subsamples(list(problem.samples), None)
+    return sample_id_groups
+
+
+def legacy_problem(problem: DynamicCpProblem) -> Optional[DynamicCpProblem]:
+    """The problem as BalancedCPScheduler can take it: None when it sets
+    min_cp_size > 1 or a cap (it has neither); its VPP group dropped (it
+    does not align)."""
+    if problem.min_cp_size != 1 or problem.max_num_seqs is not None:
+        return None
+    return dataclasses.replace(problem, vpp_group=None)
+
+
+def legacy_runtime_broken(upstream, problem: DynamicCpProblem, schedule) -> Optional[str]:
+    """Where the runtime the checkout runs its legacy scheduler on cannot
+    run `schedule` (see upstream.Upstream.legacy_runtime_rule), or None."""
+    if upstream.legacy_runtime_rule != "hybrid":
+        return _runtime_broken(problem, schedule)
+    try:
+        found = runtime_groups.hybrid_cp_violations(schedule, problem.total_gpus)
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None
+    return "; ".join(found[:3]) if found else None
 
 
 def classify(u: Answer, d: Answer, broken, runtime_broken=None):
@@ -280,6 +355,9 @@ def classify(u: Answer, d: Answer, broken, runtime_broken=None):
     if u.ok and d.ok:
         return (EQUAL if same(u.value, d.value) else DIFFER), None, None
     if d.ok:
+        if (u.error is not None and u.error.split(":")[0] in UPSTREAM_FAILURES
+                and not broken(d.value)):
+            return UPSTREAM_FAILS, None, None
         return DIFFER, None, None
     if u.hung:
         return UPSTREAM_HANGS, None, None
@@ -314,10 +392,15 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
     """The three checks of a dynamic-CP problem (alignment only with vpp_group > 1),
     or just the one named `only`; upstream runs in `worker` (an UpstreamWorker)."""
     samples = list(problem.samples)
-    cap = applied_cap(worker.upstream, problem)
+    up = worker.upstream
+    cap = applied_cap(up, problem)
     judged = dataclasses.replace(problem, max_num_seqs=cap)  # what upstream must keep
     outcomes = []
-    if only in (None, "get_groups_and_subsamples"):
+    if only in (None, "BalancedCPScheduler") and up.has("legacy"):
+        legacy = legacy_problem(problem)
+        if legacy is not None:
+            outcomes.append(check_legacy(worker, legacy, timeout))
+    if only in (None, "get_groups_and_subsamples") and up.dynamic_cp_scheduler is not None:
         outcomes.append(_compare(
             "get_groups_and_subsamples", worker,
             (_upstream_schedule, (problem, problem.vpp_group)),
@@ -327,7 +410,7 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
                 max_num_seqs=cap)),
             lambda groups: _dynamic_schedule_broken(judged, groups), problem, timeout, cap,
             lambda groups: _runtime_broken(problem, groups)))
-    if only in (None, "next_hdp_group_packing_aware"):
+    if only in (None, "next_hdp_group_packing_aware") and up.next_group_packing_aware is not None:
         outcomes.append(_compare(
             "next_hdp_group_packing_aware", worker, (_upstream_step, (problem,)),
             run_dcpsched(lambda: dcpsched.next_group_packing_aware(
@@ -336,7 +419,8 @@ def check_dynamic_cp(worker, problem: DynamicCpProblem, timeout: float, only=Non
             lambda step: _step_broken(judged, step), problem, timeout, cap,
             lambda step: _step_runtime_broken(problem, step)))
     if (only in (None, "align_sample_id_groups") and problem.vpp_group is not None
-            and problem.vpp_group > 1):
+            and problem.vpp_group > 1 and up.dynamic_cp_scheduler is not None
+            and up.align_sample_id_groups is not None):
         unaligned = worker.call(_upstream_schedule, (problem, None), timeout)
         if unaligned.ok and not _dynamic_schedule_broken(
                 dataclasses.replace(judged, vpp_group=None), unaligned.value,
@@ -358,21 +442,41 @@ def _align_outcome(worker, schedule, vpp_group, timeout, problem) -> Outcome:
         lambda aligned: _width_broken(aligned, width), problem, timeout)
 
 
+def check_legacy(worker, problem: DynamicCpProblem, timeout: float) -> Outcome:
+    """BalancedCPScheduler against schedule_legacy on a legacy_problem()."""
+    up = worker.upstream
+    return _compare(
+        "BalancedCPScheduler", worker, (_upstream_legacy, (problem,)),
+        run_dcpsched(lambda: dcpsched.schedule_legacy(
+            list(problem.samples), problem.total_gpus, problem.max_seq_len_per_rank)),
+        lambda groups: _dynamic_schedule_broken(problem, groups, runtime_groups_too=False),
+        problem, timeout, None, lambda groups: legacy_runtime_broken(up, problem, groups))
+
+
 def check_vpp_align(worker, problem: VppAlignProblem, timeout: float, only=None):
     """Alignment of a given schedule."""
+    if worker.upstream.align_sample_id_groups is None or only not in (
+            None, "align_sample_id_groups"):
+        return []
     return [_align_outcome(worker, problem.schedule_lists(), problem.vpp_group, timeout,
                            problem)]
 
 
 def check_dp_balanced(worker, problem: DpBalancedProblem, timeout: float, only=None):
-    """DpBalancedScheduler on the problem's lengths (ids = positions)."""
+    """DpBalancedScheduler on the problem's lengths (ids = positions); the
+    cap goes to dcpsched only where upstream's class takes it."""
+    if worker.upstream.dp_balanced_scheduler is None or only not in (
+            None, "DpBalancedScheduler"):
+        return []
     samples = problem.samples()
+    cap = problem.max_num_seqs if worker.upstream.dp_balanced_takes_max_num_seqs else None
     return [_compare(
         "DpBalancedScheduler", worker, (_upstream_dp_balanced, (problem,)),
         run_dcpsched(lambda: dcpsched.schedule_dp_balanced(
             samples, problem.dp_size, problem.cp_size, problem.max_seq_len_per_rank,
-            max_num_seqs=problem.max_num_seqs, vpp_group=problem.vpp_group)),
-        lambda groups: _dp_balanced_broken(problem, groups), problem, timeout)]
+            max_num_seqs=cap, vpp_group=problem.vpp_group)),
+        lambda groups: _dp_balanced_broken(dataclasses.replace(problem, max_num_seqs=cap),
+                                           groups), problem, timeout)]
 
 
 def run_checks(worker, problem, timeout: float, only: Optional[str] = None):

@@ -4,20 +4,57 @@ import argparse
 import collections
 import pathlib
 import sys
+import time
 import traceback
 from typing import List, Optional
 
-from dcpsched.conformance import (checks, corpus, generators, known_upstreams, shrink,
+from dcpsched.conformance import (checks, corpus, generators, known_upstreams, reproduce,
                                   signatures, upstream)
+from dcpsched.conformance.classes import Classes
 from dcpsched.conformance.golden import GoldenWriter
 from dcpsched.conformance.problems import DynamicCpProblem
 from dcpsched.conformance.worker import UpstreamWorker
 
-# A progress line on stderr every this many problems.
-PROGRESS_EVERY = 500
+# A progress line on stderr at every tenth of the problems, and at least
+# every PROGRESS_SECONDS.
+PROGRESS_STEPS = 10
+PROGRESS_SECONDS = 30.0
 CLOSING = ("conformance: {equal} equal, {differ} differ, {both} both reject, "
            "{hangs} upstream hangs (dcpsched rejects), {runtime} upstream returns a schedule "
-           "its runtime cannot run (dcpsched refuses: invariant 11)")
+           "its runtime cannot run (dcpsched refuses: invariant 11), {fails} upstream fails "
+           "where dcpsched schedules")
+# Checks run for information only: their answers are printed apart, and
+# count neither in the closing line nor in the exit status.
+INFORMATION_ONLY = {
+    "BalancedCPScheduler": (
+        "BalancedCPScheduler is not the algorithm dcpsched's legacy scheduler reproduces "
+        "(dev's next_hdp_group of data_schedule_utils.py, which #5154 removed): it adds a "
+        "sample to a CP group past max_seq_len_per_rank (no token-budget test) and trims "
+        "groups after placing (trim_overload), so it is compared for information only"),
+}
+# Appended to CLOSING when the run read no fuzz corpus.
+NO_CORPORA = "; generated problems only (no fuzz corpora)"
+# Exit statuses (the --help epilog says them).
+EXIT_AGREE, EXIT_DIFFER, EXIT_USAGE, EXIT_NOT_CHECKED, EXIT_NOTHING = 0, 1, 2, 3, 4
+EPILOG = """\
+exit status:
+  0  every problem compared is equal, both sides reject it, or it falls in a
+     named class: upstream hangs, upstream returns a schedule its runtime
+     cannot run, upstream fails (AssertionError) where dcpsched schedules
+  1  a difference, or upstream has a parameter dcpsched does not model
+  2  the command line is wrong, or PATH is no Megatron-LM checkout (or lacks
+     what --distributed needs)
+  3  the check itself failed (an internal error, traceback shown): NOT CHECKED
+  4  nothing was checked: no problem (e.g. --cases 0 --no-corpora), or the
+     checkout carries none of the schedulers
+
+time: a default run (2000 generated problems and the 1974 problems of the
+committed corpora) took 21 minutes on 2 shared cores against Megatron-LM dev
+66d54b474b, most of it waiting out upstream's hangs (--timeout), and 23 s
+against main a9381be598 (no packing-aware scheduler); --cases 300
+--no-corpora took 90 s against dev. Progress goes to stderr every tenth of
+the problems (and at least every 30 s).
+"""
 # The longest upstream schedule shown in a report, in characters.
 SHOWN_SCHEDULE = 600
 # Appended to CLOSING when upstream has parameters dcpsched does not model:
@@ -29,9 +66,13 @@ UNMODELLED = "; NOT CONFORMANT: dcpsched does not model upstream's {parameters} 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python3 -m dcpsched.conformance",
-        description="Compare dcpsched with the scheduler of a Megatron-LM checkout.")
+        description="Compare dcpsched with the schedulers of a Megatron-LM checkout: the "
+                    "packing-aware (dev) and dp_balanced (dev, main) schedulers it carries; "
+                    "the legacy BalancedCPScheduler (dev, main), another algorithm than "
+                    "dcpsched's legacy one, for information only.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--megatron", required=True, metavar="PATH",
-                        help="the Megatron-LM checkout (its dev branch has the scheduler)")
+                        help="the Megatron-LM checkout: the directory that holds megatron/")
     parser.add_argument("--cases", type=int, default=2000, metavar="N",
                         help="generated problems (default 2000)")
     parser.add_argument("--seed", type=int, default=5154, metavar="S",
@@ -56,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
                              "vpp=none,2 max_num_seqs=none,1')")
     parser.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
                         help="longest upstream call before it counts as a hang (default 2)")
+    parser.add_argument("--all-differences", action="store_true",
+                        help="list every problem of every class found, not only each "
+                             "class's count and smallest example")
     group = parser.add_argument_group(
         "distributed", "upstream's real data pipeline (wrap_data_iterator, run) on W gloo "
         "processes, with upstream's scheduler and with the drop-in (needs torch)")
@@ -85,12 +129,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _default_corpora() -> List[pathlib.Path]:
+def _default_corpora():
+    """(the committed corpora the build can read, why there are none)."""
     try:
         from dcpsched import _fuzz_corpus  # pylint: disable=import-outside-toplevel
     except ImportError:
-        return []
-    return corpus.committed_corpora(pathlib.Path(_fuzz_corpus.SOURCE_DIR))
+        return [], ("this dcpsched cannot read fuzz corpora: it lacks the decoder "
+                    "dcpsched._fuzz_corpus, which the pip package leaves out; to check the "
+                    "committed corpora (corpus/fuzz_* of dcpsched's source tree) too, build "
+                    "dcpsched from source with its tests and run with "
+                    "PYTHONPATH=<build>/python")
+    source = pathlib.Path(_fuzz_corpus.SOURCE_DIR)
+    found = corpus.committed_corpora(source)
+    return found, None if found else f"no corpus/fuzz_* directory under {source}"
 
 
 def _problems(args, corpora):
@@ -100,52 +151,102 @@ def _problems(args, corpora):
         yield from corpus.read(directory)
 
 
-def _report(outcome, source, worker, timeout, out) -> None:
-    def differs(candidate):
-        return any(o.kind == checks.DIFFER
-                   for o in checks.run_checks(worker, candidate, timeout, outcome.check))
-    smallest = shrink.shrink(outcome.problem, differs)
-    shown = checks.run_checks(worker, smallest, timeout, outcome.check)[0]
-    print(f"differ: {outcome.check}: {smallest.line()}", file=out)
-    print(f"  {shown.describe()}", file=out)
-    print(f"  found in {source}", file=out)
+def _outcome_of(worker, timeout):
+    """run(problem, check): the outcome of one check on a problem, or None."""
+    def run(problem, check):
+        outcomes = checks.run_checks(worker, problem, timeout, check)
+        return outcomes[0] if outcomes else None
+    return run
 
 
-def _size(problem):
-    """How large a problem is, for keeping the smallest example: samples, then ranks."""
-    return (len(problem.samples), problem.total_gpus)
+def _clip(text: str) -> str:
+    return text if len(text) <= SHOWN_SCHEDULE else text[:SHOWN_SCHEDULE] + " ..."
 
 
-def _report_runtime(outcome, source, worker, timeout, out) -> None:
-    """Prints the smallest problem found, shrunk from outcome's, on which
-    upstream returns a schedule its runtime cannot run (and dcpsched refuses
-    it with invariant 11): upstream's schedule, where the runtime fails, and
-    dcpsched's refusal."""
-    def cannot_run(candidate):
-        return any(o.kind == checks.RUNTIME_CANNOT_RUN
-                   for o in checks.run_checks(worker, candidate, timeout, outcome.check))
-    smallest = shrink.shrink(outcome.problem, cannot_run)
-    shown = checks.run_checks(worker, smallest, timeout, outcome.check)[0]
-    schedule = repr(shown.upstream.value)
-    if len(schedule) > SHOWN_SCHEDULE:
-        schedule = schedule[:SHOWN_SCHEDULE] + " ..."
-    print(f"runtime cannot run: {outcome.check}: {smallest.line()}", file=out)
-    print(f"  upstream returns {schedule}", file=out)
-    print(f"  its runtime: {shown.runtime_broken}", file=out)
-    print(f"  dcpsched: {shown.dcpsched.error}", file=out)
-    print(f"  found in {source}; {outcome.problem.line()[:200]}", file=out)
+def _print_commands(problem, check, out) -> None:
+    print(f"  run it: {reproduce.command(problem, check)}", file=out)
+    if check == "next_hdp_group_packing_aware":
+        print(f"  one step: {reproduce.step_command(problem)}", file=out)
+
+
+def _print_every(found, out) -> None:
+    for source, line in found.every:
+        print(f"    {source}: {line}", file=out)
+
+
+def _report_classes(classes: Classes, worker, timeout, out, prefix="") -> None:
+    """Prints every class of findings once: its count, its smallest problem
+    shrunk within the class, what each side did there, and how to run it.
+    Each class's first line starts with `prefix`."""
+    run = _outcome_of(worker, timeout)
+    for found in classes.of_kind(checks.DIFFER):
+        shown = Classes.shrunk(found, run)
+        print(f"{prefix}differ: {found.check}: {found.label}: {found.count} "
+              f"problem{'s' if found.count != 1 else ''}", file=out)
+        print(f"  smallest, shrunk: {shown.problem.line()}", file=out)
+        print(f"  {shown.describe()}", file=out)
+        _print_commands(shown.problem, found.check, out)
+        print(f"  found in {found.source}", file=out)
+        _print_every(found, out)
+    for found in classes.of_kind(checks.UPSTREAM_FAILS):
+        shown = Classes.shrunk(found, run)
+        print(f"{prefix}upstream fails where dcpsched schedules: {found.check}: {found.label}: "
+              f"{found.count} problem{'s' if found.count != 1 else ''}", file=out)
+        print(f"  smallest, shrunk: {shown.problem.line()}", file=out)
+        print(f"  upstream raises {shown.upstream.error}", file=out)
+        print(f"  dcpsched returns {_clip(repr(shown.dcpsched.value))}", file=out)
+        _print_commands(shown.problem, found.check, out)
+        print(f"  found in {found.source}", file=out)
+        _print_every(found, out)
+    for found in classes.of_kind(checks.RUNTIME_CANNOT_RUN):
+        shown = Classes.shrunk(found, run)
+        print(f"{prefix}runtime cannot run: {found.check}: {shown.problem.line()}", file=out)
+        print(f"  upstream returns {_clip(repr(shown.upstream.value))}", file=out)
+        print(f"  its runtime: {shown.runtime_broken}", file=out)
+        print(f"  dcpsched: {shown.dcpsched.error}", file=out)
+        print(f"  found in {found.source}; {found.smallest.problem.line()[:200]}", file=out)
+        print(f"  {found.count} problem{'s' if found.count != 1 else ''} of this class; "
+              f"run it: {reproduce.command(shown.problem, found.check)}", file=out)
+        _print_every(found, out)
+
+
+def _describe_schedulers(up, out) -> None:
+    """Prints which of upstream's schedulers the checkout carries (checked)
+    and which it lacks (named, not checked)."""
+    for scheduler, missing in up.schedulers().items():
+        if missing:
+            print(f"scheduler {scheduler}: NOT CHECKED: this checkout lacks "
+                  f"{', '.join(missing)}", file=out)
+            continue
+        parts = ", ".join(name for _, name, _ in upstream.SCHEDULERS[scheduler])
+        note = ""
+        if scheduler == "dp_balanced" and not up.dp_balanced_takes_max_num_seqs:
+            note = ("; its class takes no max_num_seqs (Megatron-LM main), so neither side "
+                    "gets a problem's cap")
+        if scheduler == "legacy":
+            note = (f" of {up.legacy_file.relative_to(up.schedule_file.parents[3])}, on "
+                    "min_cp_size 1, uncapped, unaligned problems; its runtime: " + (
+                        "main's hybrid-CP groups (create_hybrid_dp_cp_groups: sizes 2 to "
+                        "2^(int(log2 G) - 1), and G)" if up.legacy_runtime_rule == "hybrid"
+                        else "dev's dynamic-CP groups (invariant 11)"))
+            print(f"scheduler {scheduler}: FOR INFORMATION ONLY ({parts}{note}): "
+                  f"{INFORMATION_ONLY['BalancedCPScheduler']}", file=out)
+            continue
+        print(f"scheduler {scheduler}: checked ({parts}{note})", file=out)
 
 
 def _describe_upstream(up, out) -> List[str]:
     """Prints what was loaded: the files' hashes (known or not), the upstream
     parameters dcpsched does not model, where max_num_seqs goes. Returns the
     unmodelled parameters ("function(parameter)")."""
-    for line in known_upstreams.report_lines((up.schedule_file, up.utils_file)):
+    for line in known_upstreams.report_lines(up.files):
         print(line, file=out)
     unmodelled = signatures.unmodelled_parameters(up)
     for entry in unmodelled:
         print(f"unmodelled: upstream's {entry}: dcpsched has no counterpart, so no check "
               "sets it", file=out)
+    if up.dynamic_cp_scheduler is None:
+        return unmodelled
     print("max_num_seqs: " + (
         "passed to upstream's DefaultDynamicCPScheduler and next_hdp_group_packing_aware, "
         "and to dcpsched" if up.step_takes_max_num_seqs else
@@ -187,6 +288,7 @@ def _run_distributed(args, out) -> int:
         return 2
     try:
         up = upstream.load(args.megatron)
+        up.require("packing-aware")
         pipeline_upstream.check_has_pipeline(up)
         from dcpsched.conformance import runtime_upstream
         runtime_upstream.check_has_runtime(args.megatron)
@@ -243,27 +345,65 @@ def _run_exhaustive(args, out) -> int:
         return exhaustive.run(worker, args.exhaustive, args.timeout, out, suffix)
 
 
+class _Progress:
+    """A progress line on stderr at every tenth of `total` problems, and at
+    least every PROGRESS_SECONDS, so a long run is seen to move."""
+
+    def __init__(self, total: int):
+        self._total = total
+        self._started = self._last = time.monotonic()
+        self._next_step = 1
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        step = done * PROGRESS_STEPS >= self._next_step * self._total
+        if not step and now - self._last < PROGRESS_SECONDS:
+            return
+        while done * PROGRESS_STEPS >= self._next_step * self._total:
+            self._next_step += 1
+        self._last = now
+        print(f"conformance: {done} of {self._total} problems ({done * 100 // self._total}%), "
+              f"{now - self._started:.0f} s", file=sys.stderr, flush=True)
+
+
+def _corpus_size(directory: pathlib.Path) -> int:
+    return sum(1 for path in directory.rglob("*") if path.is_file())
+
+
 def _run_problems(args, out) -> int:
     """The check on generated and corpus problems; returns the exit status."""
+    no_corpora = None  # why the run reads no corpus
     try:
         up = upstream.load(args.megatron)
         if args.no_corpora:
-            corpora = []
+            corpora, no_corpora = [], "--no-corpora"
+        elif args.corpus is not None:
+            corpora = args.corpus
         else:
-            corpora = args.corpus if args.corpus is not None else _default_corpora()
+            corpora, no_corpora = _default_corpora()
         for directory in corpora:
             if directory.name not in corpus.PROBLEM_TARGETS or not directory.is_dir():
                 list(corpus.read(directory))  # raises CorpusError saying why
     except (upstream.MissingFunction, corpus.CorpusError) as error:
         print(f"conformance: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     unmodelled = _describe_upstream(up, out)
+    _describe_schedulers(up, out)
+    if not any(up.has(scheduler) for scheduler in upstream.SCHEDULERS):
+        print(f"conformance: NOTHING CHECKED: the checkout at {args.megatron} carries none of "
+              f"upstream's schedulers ({', '.join(upstream.SCHEDULERS)})", file=out)
+        return EXIT_NOTHING
     print(f"problems: {args.cases} generated (seed {args.seed}); corpora: "
-          f"{', '.join(str(d) for d in corpora) if corpora else 'none'}", file=out)
+          f"{', '.join(str(d) for d in corpora) if corpora else 'none'}"
+          f"{f' ({no_corpora})' if no_corpora else ''}", file=out)
     writer = (GoldenWriter(args.write_golden, args.golden_tag, args.golden_max_gpus)
               if args.write_golden else None)
     counts = collections.Counter()
-    runtime_examples = {}  # check -> (source, the smallest outcome of its kind)
+    per_check = collections.Counter()  # problems compared, per check
+    classes = Classes(keep_every=args.all_differences)
+    information = collections.Counter()  # outcome kinds of INFORMATION_ONLY checks
+    information_classes = Classes(keep_every=args.all_differences)
+    progress = _Progress(max(args.cases + sum(_corpus_size(d) for d in corpora), 1))
     problems = 0
     capped = 0        # dynamic-CP problems that set max_num_seqs
     cap_changed = 0   # ... on which the cap upstream applies changes the schedule
@@ -271,28 +411,29 @@ def _run_problems(args, out) -> int:
         with UpstreamWorker(up) as worker:
             for source, problem in _problems(args, corpora):
                 problems += 1
-                if problems % PROGRESS_EVERY == 0:
-                    print(f"conformance: {problems} problems so far", file=sys.stderr,
-                          flush=True)
-                if isinstance(problem, DynamicCpProblem) and problem.max_num_seqs is not None:
+                progress.update(problems)
+                if (isinstance(problem, DynamicCpProblem) and problem.max_num_seqs is not None
+                        and up.dynamic_cp_scheduler is not None):
                     capped += 1
                     cap_changed += checks.cap_changes_schedule(up, problem)
                 for outcome in checks.run_checks(worker, problem, args.timeout):
+                    if outcome.check in INFORMATION_ONLY:
+                        information[outcome.kind] += 1
+                        information_classes.add(outcome, source)
+                        continue
                     counts[outcome.kind] += 1
+                    if outcome.kind not in (checks.OUTSIDE, checks.SKIP):
+                        per_check[outcome.check] += 1
                     if writer:
                         writer.add(outcome)
-                    if outcome.kind == checks.DIFFER:
-                        _report(outcome, source, worker, args.timeout, out)
-                    kept = runtime_examples.get(outcome.check)
-                    if outcome.kind == checks.RUNTIME_CANNOT_RUN and (
-                            kept is None or _size(outcome.problem) < _size(kept[1].problem)):
-                        runtime_examples[outcome.check] = (source, outcome)
-            for check in sorted(runtime_examples):
-                source, outcome = runtime_examples[check]
-                _report_runtime(outcome, source, worker, args.timeout, out)
+                    classes.add(outcome, source)
+            _report_classes(classes, worker, args.timeout, out)
+            if information:
+                _report_classes(information_classes, worker, args.timeout, out,
+                                prefix="for information: ")
     except corpus.CorpusError as error:
         print(f"conformance: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if writer:
         written = writer.write()
         print(f"golden: wrote {', '.join(f'{n} cases to {f}' for f, n in written.items())} "
@@ -303,11 +444,23 @@ def _run_problems(args, out) -> int:
           f"schedule in {cap_changed}); not compared: {counts[checks.OUTSIDE]} outside "
           f"dcpsched's limits (upstream accepts them), {counts[checks.SKIP]} alignments of an "
           "upstream schedule that failed", file=out)
+    print("compared, per check: " + (", ".join(f"{check} {n}" for check, n in per_check.items())
+                                     or "none"), file=out)
+    if information:
+        print("for information, not counted below: BalancedCPScheduler: " + ", ".join(
+            f"{n} {kind}" for kind, n in sorted(information.items())), file=out)
     closing = CLOSING.format(equal=counts[checks.EQUAL], differ=counts[checks.DIFFER],
                              both=counts[checks.BOTH_REJECT],
                              hangs=counts[checks.UPSTREAM_HANGS],
-                             runtime=counts[checks.RUNTIME_CANNOT_RUN])
+                             runtime=counts[checks.RUNTIME_CANNOT_RUN],
+                             fails=counts[checks.UPSTREAM_FAILS])
+    if not corpora:
+        closing += NO_CORPORA
     if unmodelled:
         closing += UNMODELLED.format(parameters=", ".join(unmodelled))
     print(closing, file=out)
-    return 1 if counts[checks.DIFFER] or unmodelled else 0
+    if not per_check:
+        print(f"conformance: NOTHING CHECKED: {problems} problems, none compared by any "
+              "check (give --cases N > 0, or corpora)", file=out)
+        return EXIT_NOTHING
+    return EXIT_DIFFER if counts[checks.DIFFER] or unmodelled else EXIT_AGREE

@@ -26,6 +26,27 @@ on the rank is held by exactly that group's ranks. violations() says where
 a schedule breaks this (reading the groups as start-up would create them,
 odd G included: odd_group_refused() says that start-up itself refuses it); a rank with no sample is left to the other
 invariants (the runtime fails on it differently, reading its first sample).
+
+Megatron-LM main runs the legacy scheduler (BalancedCPScheduler of
+pipeline_parallel/hybrid_cp_schedule.py) on other groups, and
+hybrid_cp_violations() reads its rule, written from how main runs one
+(parallel_state.py's create_hybrid_dp_cp_groups and
+get_hybrid_data_context_parallel_groups, hybrid_cp_schedule.py's
+hybrid_context_parallel_forward_backward, utils.py's
+get_batch_on_this_cp_rank), not from its code:
+
+- Start-up (hybrid_context_parallel) refuses an odd number G of DPxCP
+  ranks, and creates, for every size 2^i with 1 <= i < int(log2(G)), the
+  aligned blocks of that size: sizes 2 to 2^(int(log2(G)) - 1). The whole
+  DPxCP group exists as well. No group of size 1 is needed.
+- Every sample is run on its own: its local_cp_size is the number of ranks
+  whose list holds it; a size above 1 looks up the whole group (size G) or
+  the created block of that size holding the rank (KeyError for another
+  size), and the sample is split over it.
+
+So there the rule is per sample, not per rank's first sample: every sample
+on more than one rank must be held by exactly the runtime's group of its
+size for that rank.
 """
 
 import math
@@ -139,3 +160,49 @@ def names_runtime_groups(message: Optional[str]) -> bool:
     if message.startswith("UnschedulableError: "):
         message = message[len("UnschedulableError: "):]
     return message.startswith(REFUSAL_PREFIX)
+
+
+def hybrid_created_sizes(total_gpus: int) -> List[int]:
+    """The sizes of the aligned blocks main's create_hybrid_dp_cp_groups
+    creates, smallest first (the whole group of G ranks comes on top):
+    2^i for 1 <= i < int(log2(G)), int(log2(G)) in floating point as there."""
+    if total_gpus < 1:
+        return []
+    return [1 << i for i in range(1, int(math.log2(total_gpus)))]
+
+
+def hybrid_cp_violations(schedule: Sequence[Sequence[Sequence[int]]],
+                         total_gpus: int) -> List[str]:
+    """Where Megatron-LM main's hybrid-CP runtime cannot run `schedule` (per
+    microbatch, per rank, the ids), at most MAX_FINDINGS, once per sample and
+    microbatch; [] if every rank can run every sample it holds. An odd G,
+    which start-up refuses outright, is odd_group_refused()'s to say."""
+    found: List[str] = []
+    sizes = hybrid_created_sizes(total_gpus)
+    created = ", ".join([str(s) for s in sizes] + [f"the whole {total_gpus}"])
+    for index, microbatch in enumerate(schedule):
+        holders: Dict[int, List[int]] = {}
+        for rank, ids in enumerate(microbatch):
+            for sample_id in ids:
+                ranks = holders.setdefault(sample_id, [])
+                if not ranks or ranks[-1] != rank:
+                    ranks.append(rank)
+        for sample_id, ranks in holders.items():
+            size = len(ranks)
+            if size == 1 or size == total_gpus:
+                continue
+            if size not in sizes:
+                found.append(
+                    f"microbatch {index} {_span(ranks)}: sample {sample_id} has CP size "
+                    f"{size}, and main's hybrid-CP runtime has no group of {size} ranks at "
+                    f"G={total_gpus} (it creates {created}): the lookup raises KeyError")
+            else:
+                start = ranks[0] // size * size
+                if ranks != list(range(start, start + size)):
+                    found.append(
+                        f"microbatch {index}: sample {sample_id} is held by {_span(ranks)}, "
+                        f"not by one of the aligned groups of {size} ranks main's "
+                        "hybrid-CP runtime creates")
+            if len(found) >= MAX_FINDINGS:
+                return found
+    return found

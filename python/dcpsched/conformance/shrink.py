@@ -1,7 +1,8 @@
 """Shrinks a problem on which a check differs to a small one that still differs.
 
-Greedy, as property-based testing shrinks: drop the cap (max_num_seqs) if the
-difference stays without it; drop chunks of samples (halves, quarters, ...,
+Greedy, as property-based testing shrinks: drop the cap (max_num_seqs) and
+then the VPP group of a scheduling problem if the difference stays without
+them; drop chunks of samples (halves, quarters, ...,
 single samples) while the difference stays; then shorten each length to the
 smallest one (binary search) that still shows it; repeat until nothing
 changes or the evaluation budget is spent. For a dp_balanced problem
@@ -60,6 +61,15 @@ def _drop_cap(problem, budget: _Budget):
     return candidate if budget.differs(candidate) else problem
 
 
+def _drop_vpp(problem, budget: _Budget):
+    """The scheduling problem without its VPP group, if it still differs so
+    (an alignment problem keeps its own: it is what it aligns to)."""
+    if isinstance(problem, VppAlignProblem) or problem.vpp_group is None:
+        return problem
+    candidate = dataclasses.replace(problem, vpp_group=None)
+    return candidate if budget.differs(candidate) else problem
+
+
 def _drop_samples(problem, budget: _Budget):
     items = _items(problem)
     chunk = max(len(items) // 2, 1)
@@ -99,7 +109,8 @@ def shrink(problem, differs: Callable[[object], bool], evaluations: int = 3000):
     nothing smaller does). `differs(problem)` must hold."""
     budget = _Budget(evaluations, differs)
     while True:
-        smaller = _shorten_lengths(_drop_samples(_drop_cap(problem, budget), budget), budget)
+        smaller = _shorten_lengths(
+            _drop_samples(_drop_vpp(_drop_cap(problem, budget), budget), budget), budget)
         if smaller == problem or budget.left <= 0:
             return smaller
         problem = smaller
