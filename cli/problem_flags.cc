@@ -116,7 +116,7 @@ ProblemFlags::ProblemFlags(CLI::App& command) {
 
   // Every flag that says what the problem is, but the generated workload's.
   const std::vector<CLI::Option*> problem_shape = {
-      lengths, total_gpus_option_, dp, cp, mslpr, min_cp, vpp_option_,
+      lengths, total_gpus_option_, dp_option_, cp_option_, mslpr, min_cp, vpp_option_,
       max_num_seqs_option_};
 
   std::vector<CLI::Option*> workload_options;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -98,6 +99,13 @@ class ReferenceChecker {
     CheckRuntimeGroups(m, ranks);
   }
 
+  // `holding` (a sample's ranks, increasing, each once) is [first, end).
+  static bool HeldByExactly(const std::vector<std::int64_t>& holding,
+                            const std::pair<std::int64_t, std::int64_t>& group) {
+    return static_cast<std::int64_t>(holding.size()) == group.second - group.first &&
+           holding.front() == group.first && holding.back() == group.second - 1;
+  }
+
   // Invariant 11, rank by rank: the rank's first sample (when it belongs
   // here) is held by c ranks; the runtime hands the rank its group of size
   // c, and every sample on the rank that belongs here must be held by
@@ -113,14 +121,14 @@ class ReferenceChecker {
       if (reported_group == group_start) continue;
       const SampleId first = ranks[r].front();
       const auto cp = static_cast<std::int64_t>(ranks_of.at(first).size());
-      const std::optional<std::vector<std::int64_t>> group = RuntimeGroupRanks(
+      const std::optional<std::pair<std::int64_t, std::int64_t>> group = RuntimeGroupBounds(
           static_cast<std::int64_t>(r), cp, options_.total_gpus, options_.min_cp_size);
       std::vector<SampleId> broken;
       if (!group.has_value()) {
         broken.push_back(first);
       } else {
         for (const SampleId id : ranks[r]) {
-          if (BelongsTo(id, m) && ranks_of.at(id) != *group) broken.push_back(id);
+          if (BelongsTo(id, m) && !HeldByExactly(ranks_of.at(id), *group)) broken.push_back(id);
         }
       }
       if (broken.empty()) continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -131,26 +132,31 @@ std::vector<std::int64_t> RuntimeCreatedSizes(std::int64_t total_gpus,
   return sizes;
 }
 
-std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
-                                                           std::int64_t cp_size,
-                                                           std::int64_t total_gpus,
-                                                           std::int64_t min_cp_size) {
-  const auto ranks_from = [](std::int64_t first, std::int64_t end) {
-    std::vector<std::int64_t> ranks;
-    for (std::int64_t r = first; r < end; ++r) ranks.push_back(r);
-    return ranks;
-  };
+std::optional<std::pair<std::int64_t, std::int64_t>> RuntimeGroupBounds(
+    std::int64_t rank, std::int64_t cp_size, std::int64_t total_gpus,
+    std::int64_t min_cp_size) {
   if (rank < 0 || rank >= total_gpus) return std::nullopt;  // past G: no group at all
-  if (cp_size == total_gpus) return ranks_from(0, total_gpus);
+  if (cp_size == total_gpus) return std::make_pair(std::int64_t{0}, total_gpus);
   const std::vector<std::int64_t> created = RuntimeCreatedSizes(total_gpus, min_cp_size);
   if (std::find(created.begin(), created.end(), cp_size) == created.end()) {
     return std::nullopt;
   }
-  for (std::int64_t i = 0; i < total_gpus; i += cp_size) {
-    const std::int64_t end = std::min(i + cp_size, total_gpus);
-    if (i <= rank && rank < end) return ranks_from(i, end);
-  }
-  return std::nullopt;
+  // The block ranks[i : i + cp_size] of upstream's loop over i = 0, cp_size,
+  // ... that holds `rank`: i is `rank` less its remainder.
+  const std::int64_t first = rank - rank % cp_size;
+  return std::make_pair(first, std::min(first + cp_size, total_gpus));
+}
+
+std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
+                                                           std::int64_t cp_size,
+                                                           std::int64_t total_gpus,
+                                                           std::int64_t min_cp_size) {
+  const std::optional<std::pair<std::int64_t, std::int64_t>> bounds =
+      RuntimeGroupBounds(rank, cp_size, total_gpus, min_cp_size);
+  if (!bounds.has_value()) return std::nullopt;
+  std::vector<std::int64_t> ranks;
+  for (std::int64_t r = bounds->first; r < bounds->second; ++r) ranks.push_back(r);
+  return ranks;
 }
 
 }  // namespace dcpsched::oracle

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -56,6 +57,10 @@ std::vector<std::int64_t> RuntimeCreatedSizes(std::int64_t total_gpus,
 // else, when cp_size was created, the one of the blocks ranks[i : i + cp_size]
 // (i = 0, cp_size, 2 * cp_size, ... below G) that holds `rank`; else nothing,
 // and nothing for a rank outside [0, G), which no runtime group holds.
+// The same group as its bounds [first, end), without listing its ranks.
+std::optional<std::pair<std::int64_t, std::int64_t>> RuntimeGroupBounds(
+    std::int64_t rank, std::int64_t cp_size, std::int64_t total_gpus,
+    std::int64_t min_cp_size);
 std::optional<std::vector<std::int64_t>> RuntimeGroupRanks(std::int64_t rank,
                                                            std::int64_t cp_size,
                                                            std::int64_t total_gpus,
