@@ -51,7 +51,7 @@ TEST(ScheduleLegacyTest, AScheduleTheRuntimeCannotRunIsFailedPrecondition) {
        {ScheduleLegacy(samples, Options(5, 100)).status(),
         ScheduleLegacyCompact(samples, Options(5, 100)).status()}) {
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(status.message(),
+    EXPECT_THAT(std::string(status.message()),
                 ::testing::StartsWith("upstream returns a schedule its runtime cannot run: "
                                       "invariant 11 (runtime groups): microbatch 0 ranks 0-3"));
     EXPECT_THAT(status.message(), ::testing::HasSubstr("legacy scheduler"));
