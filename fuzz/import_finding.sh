@@ -11,7 +11,7 @@
 #                   files (ClusterFuzzLite's stack traces) and .gitkeep are
 #                   skipped
 #   --build DIR     where the libFuzzer binaries are (default: build them with
-#                   fuzz/build_fuzzers.sh, ASan + UBSan, into build/fuzz)
+#                   fuzz/build_fuzzers.sh TARGET, ASan + UBSan, into build/fuzz)
 #   --corpus-root DIR  store under DIR/<target>/regressions/ (default corpus)
 #
 # Each file is run once through the target. If it crashes, it is minimized
@@ -42,7 +42,7 @@ if (($# < 2)); then
 fi
 target=$1
 shift
-[[ -n $build ]] || build=$(fuzz/build_fuzzers.sh)
+[[ -n $build ]] || build=$(fuzz/build_fuzzers.sh "$target")
 if [[ ! -x $build/$target ]]; then
   echo "import_finding: no fuzz target $build/$target" >&2
   exit 2

@@ -2,7 +2,8 @@
 # Runs fuzz targets for a bounded time each and keeps what they find.
 #
 #   fuzz/run_fuzzers.sh [-t SECONDS] [-p PARALLEL] [-j JOBS] [--no-merge]
-#                       [--build DIR] [--corpus-root DIR] [TARGET...]
+#                       [--build DIR] [--cc CC] [--cxx CXX]
+#                       [--corpus-root DIR] [TARGET...]
 #
 #   -t SECONDS   time per target (default $DCPSCHED_FUZZ_SECONDS or 60)
 #   -p PARALLEL  targets run at once (default $DCPSCHED_FUZZ_PARALLEL or 1)
@@ -10,11 +11,13 @@
 #   --no-merge   do not add new coverage to the corpus (CI)
 #   --build DIR  run the fuzzers already built in DIR (e.g. the $OUT of
 #                fuzz/oss_fuzz_build_test.sh) instead of building them with
-#                fuzz/build_fuzzers.sh
+#                fuzz/build_fuzzers.sh (which builds only the TARGETs named,
+#                into $DCPSCHED_FUZZ_BUILD, default build/fuzz)
+#   --cc CC, --cxx CXX  the compilers fuzz/build_fuzzers.sh builds with
 #   --corpus-root DIR  read, merge into and store findings under
 #                DIR/<target>/ instead of corpus/<target>/ (e.g. a scratch
 #                copy of corpus/, as the nightly tier does)
-#   TARGET       fuzz_<what> names (default: every target built)
+#   TARGET       fuzz_<what> names (default: every target)
 #
 # New inputs that add coverage are merged into <corpus-root>/<target>/ with
 # -merge=1, so the corpus stays minimal. A crash, leak, timeout or sanitizer
@@ -32,6 +35,7 @@ merge=1
 build=""
 root=corpus
 targets=()
+compilers=()
 while (($#)); do
   case $1 in
     -t) seconds=$2; shift 2 ;;
@@ -40,12 +44,13 @@ while (($#)); do
     --no-merge) merge=0; shift ;;
     --build) build=$2; shift 2 ;;
     --corpus-root) root=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --cc|--cxx) compilers+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 
-[[ -n $build ]] || build=$(fuzz/build_fuzzers.sh)
+[[ -n $build ]] || build=$(fuzz/build_fuzzers.sh "${compilers[@]}" "${targets[@]}")
 if ((${#targets[@]} == 0)); then
   mapfile -t targets < <(find "$build" -maxdepth 1 -type f -executable -name 'fuzz_*' \
     ! -name '*_replay' ! -name 'fuzz_write_seeds' -printf '%f\n' | sort)

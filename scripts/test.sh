@@ -36,6 +36,11 @@
 #                 (default 100000) cases, from the release build, two
 #                 executables at a time (with 2 cores)
 #   asan-gcc      the default tier's asan stage built with g++ (ci-asan-gcc)
+#   fuzz-one      fuzz/run_fuzzers.sh asked for one target in a new build
+#                 directory, as a user's CI calls it: builds that one alone
+#                 (ASan + UBSan, clang++-14 given by --cxx) and fuzzes it for
+#                 5 s (fuzz/run_fuzzers_test.sh, run-fuzzers-test/); nightly,
+#                 since the build from nothing takes about 2 minutes on 2 cores
 #   digest-builds schedule_digest alone in a clang-14 release build
 #                 (ci-clang) and a g++ -O0 Debug build (ci-debug)
 #   distributed   the distributed harness's tests with W = 8 and W = 12 gloo
@@ -64,7 +69,7 @@
 # tier, each at most about 60 minutes on 2 cores (README "Nightly shards"):
 #   1       the default tier, properties, digest-builds, distributed,
 #           exhaustive
-#   2       asan-gcc, coverage, coverage-mcdc
+#   2       asan-gcc, fuzz-one, coverage, coverage-mcdc
 #   3, 4    nightly-fuzz, each with every second fuzz target (sorted by name,
 #           shard 3 the first)
 #   5..12   mutation, shard K-4 of 8 of the night's slice (--shard, a disjoint
@@ -260,6 +265,11 @@ import() {
   count_line "$root/import.log"
 }
 
+fuzz_one() {
+  fuzz/run_fuzzers_test.sh "$root/run-fuzzers-test" | tee "$root/fuzz-one.log" || true
+  count_line "$root/fuzz-one.log"
+}
+
 # Counts a fuzz/run_fuzzers.sh log: a target ok, or not.
 count_fuzz() {
   local ok bad
@@ -447,6 +457,7 @@ if ((nightly)) && [[ -z $report_dir ]]; then
   fi
   in_shard 1 && stage properties properties
   in_shard 2 && stage asan-gcc asan_gcc
+  in_shard 2 && stage fuzz-one fuzz_one
   in_shard 1 && stage digest-builds digest_builds
   in_shard 1 && stage distributed distributed_w8
   in_shard 1 && stage exhaustive exhaustive
