@@ -36,7 +36,7 @@ constexpr std::size_t kMicrobatchWindow = 64;
 // Recomputes `group`'s per-rank sums from its members, in member order (the
 // order in which MeasureScheduleTime and the checker add them).
 void Recompute(SampleCosts& costs, PlannedGroup& group) {
-  const std::size_t k = costs.SizeIndex(group.size);
+  const std::size_t k = group.size_index;
   group.tokens = 0.0;
   group.attention = 0.0;
   for (const std::size_t i : group.members) {
@@ -48,7 +48,8 @@ void Recompute(SampleCosts& costs, PlannedGroup& group) {
 
 PlannedGroup MakeGroup(SampleCosts& costs, std::int64_t size,
                        std::vector<std::size_t> members) {
-  PlannedGroup group{.size = size, .members = std::move(members)};
+  PlannedGroup group{
+      .size = size, .size_index = costs.SizeIndex(size), .members = std::move(members)};
   Recompute(costs, group);
   return group;
 }
@@ -73,14 +74,14 @@ bool CanTakeAnother(const SampleCosts& costs, const PlannedGroup& group) {
 
 // The seconds of `group` with sample i added (CanTake holds).
 double SecondsWith(SampleCosts& costs, const PlannedGroup& group, std::size_t i) {
-  const std::size_t k = costs.SizeIndex(group.size);
+  const std::size_t k = group.size_index;
   return costs.RankSeconds(group.tokens + TokensPerRank(costs.sample(i).len, group.size),
                            group.attention + costs.Attention(i, k));
 }
 
 // Adds sample i to `group`'s members and sums, leaving its seconds stale.
 void AddUnsealed(SampleCosts& costs, PlannedGroup& group, std::size_t i) {
-  const std::size_t k = costs.SizeIndex(group.size);
+  const std::size_t k = group.size_index;
   group.members.push_back(i);
   group.tokens += TokensPerRank(costs.sample(i).len, group.size);
   group.attention += costs.Attention(i, k);
@@ -144,26 +145,41 @@ std::vector<PlannedGroup> StackGroups(SampleCosts& costs,
     std::int64_t len;
     std::size_t index;
   };
+  const auto key_of = [&](std::size_t i) {
+    return Key{sizes[i], costs.Alone(i, sizes[i]), costs.sample(i).len, i};
+  };
   const auto before = [](const Key& a, const Key& b) {
     if (a.size != b.size) return a.size > b.size;
     if (a.seconds != b.seconds) return a.seconds > b.seconds;
     if (a.len != b.len) return a.len > b.len;
     return a.index < b.index;
   };
-  // The samples at their smallest size come in an order sorted once
-  // (`presorted`, when given); only the widened ones are sorted here.
-  std::vector<Key> kept;
+  // The samples at their smallest size keep the order sorted once
+  // (`presorted`, when given) and stay at the front of `members`; only the
+  // widened ones are sorted here, then merged in. (Indices, not keys, for
+  // the many: a plan is made per target, and its buffers stay small.)
   std::vector<Key> moved;
-  kept.reserve(members.size());
+  std::size_t kept = 0;
   for (const std::size_t i : members) {
-    const Key key{sizes[i], costs.Alone(i, sizes[i]), costs.sample(i).len, i};
-    (presorted && sizes[i] == costs.first_size(i) ? kept : moved).push_back(key);
+    if (presorted && sizes[i] == costs.first_size(i)) {
+      members[kept++] = i;
+    } else {
+      moved.push_back(key_of(i));
+    }
   }
-  if (!presorted) std::sort(kept.begin(), kept.end(), before);
   std::sort(moved.begin(), moved.end(), before);
-  std::vector<Key> keys(kept.size() + moved.size());
-  std::merge(kept.begin(), kept.end(), moved.begin(), moved.end(), keys.begin(), before);
-  for (std::size_t pos = 0; pos < keys.size(); ++pos) members[pos] = keys[pos].index;
+  if (!moved.empty()) {
+    std::vector<std::size_t> merged;
+    merged.reserve(members.size());
+    std::size_t a = 0;
+    for (const Key& key : moved) {
+      while (a < kept && before(key_of(members[a]), key)) merged.push_back(members[a++]);
+      merged.push_back(key.index);
+    }
+    merged.insert(merged.end(), members.begin() + static_cast<std::ptrdiff_t>(a),
+                  members.begin() + static_cast<std::ptrdiff_t>(kept));
+    members = std::move(merged);
+  }
   std::vector<PlannedGroup> groups;
   groups.reserve(members.size());
   // Per size, its open groups by the tokens each rank has room for, and the
@@ -194,13 +210,13 @@ std::vector<PlannedGroup> StackGroups(SampleCosts& costs,
     for (std::size_t wider = k + 1; wider < costs.sizes().size(); ++wider) {
       if (const std::size_t g = best_fit(wider); g != RoomIndex::kNone) return g;
     }
-    groups.push_back(PlannedGroup{.size = costs.sizes()[k]});
+    groups.push_back(PlannedGroup{.size = costs.sizes()[k], .size_index = k});
     recent[k].push_back(groups.size() - 1);
     return groups.size() - 1;
   };
   for (const std::size_t i : members) {
     const std::size_t g = place(i);
-    const std::size_t k = costs.SizeIndex(groups[g].size);
+    const std::size_t k = groups[g].size_index;
     if (by_room[k].has_value()) by_room[k]->Erase(g);
     AddUnsealed(costs, groups[g], i);
     const double room = budget - groups[g].tokens;
@@ -249,13 +265,13 @@ std::vector<PlannedMicrobatch> PackMicrobatches(std::vector<PlannedGroup> groups
 // largest first, each to the half whose ranks are faster so far.
 std::pair<PlannedGroup, PlannedGroup> SplitGroup(SampleCosts& costs,
                                                   const PlannedGroup& group) {
-  const std::size_t k = costs.SizeIndex(group.size);
+  const std::size_t k = group.size_index;
   std::vector<std::size_t> members = group.members;
   std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
     return costs.Attention(a, k) > costs.Attention(b, k);
   });
-  PlannedGroup first{.size = group.size};
-  PlannedGroup second{.size = group.size};
+  PlannedGroup first{.size = group.size, .size_index = k};
+  PlannedGroup second{.size = group.size, .size_index = k};
   for (const std::size_t i : members) {
     if (first.members.empty()) {
       Add(costs, first, i);
@@ -359,7 +375,8 @@ std::vector<PlannedMicrobatch> OnAllRanks(SampleCosts& costs,
   for (const PlannedGroup& group : microbatch.groups) {
     for (const std::size_t i : group.members) {
       if (result.empty() || !CanTake(costs, result.back().groups[0], i)) {
-        result.push_back({{PlannedGroup{.size = total_gpus}}});
+        result.push_back(
+            {{PlannedGroup{.size = total_gpus, .size_index = costs.sizes().size() - 1}}});
       }
       Add(costs, result.back().groups[0], i);
     }

@@ -43,6 +43,8 @@ namespace dcpsched {
 // (indices into the batch) in order, and each rank's tokens and seconds.
 struct PlannedGroup {
   std::int64_t size = 0;
+  // Index of `size` in SampleCosts::sizes().
+  std::size_t size_index = 0;
   std::vector<std::size_t> members;
   double tokens = 0.0;
   double attention = 0.0;

@@ -171,9 +171,14 @@ double StepSecondsLowerBound(absl::Span<const Sample> samples,
          static_cast<double>(total_gpus);
 }
 
-absl::StatusOr<ScheduleTime> MeasureScheduleTime(
-    absl::Span<const Sample> samples, const CompactSchedule& schedule,
-    const CostProfile& profile, const GpuTimeOptions& options) {
+namespace {
+
+// MeasureScheduleTime without the bound (bound_seconds and gpu_efficiency
+// left 0), and the schedule's G in `total_gpus`.
+absl::StatusOr<ScheduleTime> MeasureMicrobatches(absl::Span<const Sample> samples,
+                                                 const CompactSchedule& schedule,
+                                                 const CostProfile& profile,
+                                                 std::int64_t& total_gpus) {
   absl::StatusOr<absl::flat_hash_map<SampleId, std::int64_t>> lens =
       LengthsById(samples);
   if (!lens.ok()) return lens.status();
@@ -184,7 +189,7 @@ absl::StatusOr<ScheduleTime> MeasureScheduleTime(
   }
   ScheduleTime time;
   time.communication_modelled = profile.communication.has_value();
-  std::int64_t total_gpus = 0;
+  total_gpus = 0;
   for (std::size_t m = 0; m < schedule.microbatches.size(); ++m) {
     absl::StatusOr<std::int64_t> width = MicrobatchWidth(schedule.microbatches[m], m);
     if (!width.ok()) return width.status();
@@ -200,9 +205,29 @@ absl::StatusOr<ScheduleTime> MeasureScheduleTime(
     time.step_seconds += microbatch->max_seconds;
     time.microbatches.push_back(*std::move(microbatch));
   }
-  time.bound_seconds = StepSecondsLowerBound(samples, total_gpus, profile, options);
-  if (time.step_seconds > 0.0) {
-    time.gpu_efficiency = time.bound_seconds / time.step_seconds;
+  return time;
+}
+
+}  // namespace
+
+absl::StatusOr<double> MeasureStepSeconds(absl::Span<const Sample> samples,
+                                          const CompactSchedule& schedule,
+                                          const CostProfile& profile) {
+  std::int64_t total_gpus = 0;
+  absl::StatusOr<ScheduleTime> time = MeasureMicrobatches(samples, schedule, profile, total_gpus);
+  if (!time.ok()) return time.status();
+  return time->step_seconds;
+}
+
+absl::StatusOr<ScheduleTime> MeasureScheduleTime(
+    absl::Span<const Sample> samples, const CompactSchedule& schedule,
+    const CostProfile& profile, const GpuTimeOptions& options) {
+  std::int64_t total_gpus = 0;
+  absl::StatusOr<ScheduleTime> time = MeasureMicrobatches(samples, schedule, profile, total_gpus);
+  if (!time.ok()) return time.status();
+  time->bound_seconds = StepSecondsLowerBound(samples, total_gpus, profile, options);
+  if (time->step_seconds > 0.0) {
+    time->gpu_efficiency = time->bound_seconds / time->step_seconds;
   }
   return time;
 }

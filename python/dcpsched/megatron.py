@@ -39,6 +39,18 @@ Optional runtime guard: with verify=True every schedule is also checked by
 dcpsched.verify (linear in its size), and ScheduleViolation is raised if it
 breaks an invariant, before any rank acts on it.
 
+The cost-aware scheduler (docs/cost_aware.md) under the same name: with
+cost_profile=P (a dcpsched.CostProfile, or a shipped profile's name or a
+profile file's path), install_into_megatron() installs dcpsched's
+cost-aware scheduler as "default_dynamic_cp" (Megatron-LM's dynamic CP only
+runs that name), the profile bound at install time: each batch gets the
+fastest runnable schedule it finds under P, never slower there than
+packing-aware's. With only_where_upstream_fails=True as well, every batch
+gets packing-aware's schedule (upstream's, bit for bit) and cost-aware's only
+where packing-aware has none (upstream fails, hangs, or returns a schedule
+its runtime cannot run), with a CostAwareFallbackWarning saying why. verify
+then checks what cost-aware promises: every invariant but the work cap.
+
 Standalone (no Megatron-LM needed):
 
     scheduler = DcpschedDynamicCPScheduler(
@@ -66,6 +78,22 @@ class ScheduleViolation(RuntimeError):
         super().__init__(
             f"schedule breaks {len(self.violations)} invariant check(s):\n  {shown}"
             + (f"\n  ... and {more} more" if more > 0 else ""))
+
+
+class CostAwareFallbackWarning(UserWarning):
+    """A batch packing-aware cannot schedule got cost-aware's schedule
+    (install_into_megatron(cost_profile=..., only_where_upstream_fails=True))."""
+
+
+def as_cost_profile(profile):
+    """`profile` as a dcpsched.CostProfile: one already, or a shipped
+    profile's name or a profile file's path (None stays None)."""
+    if profile is None or isinstance(profile, dcpsched.CostProfile):
+        return profile
+    if isinstance(profile, (str, bytes)) or hasattr(profile, "__fspath__"):
+        return dcpsched.CostProfile(str(profile))
+    raise TypeError(f"cost_profile must be a dcpsched.CostProfile, a shipped profile's "
+                    f"name or a profile file's path, not {type(profile).__name__}")
 
 
 class OddDpCpSizeWarning(UserWarning):
@@ -107,10 +135,14 @@ class DcpschedGroupsMixin:
     max_seq_len_per_rank, min_cp_size, microbatch_group_size_per_vp_stage,
     max_num_seqs. Set verify_schedules = True for the runtime guard, and
     applies_max_num_seqs = False where upstream ignores max_num_seqs
-    (Megatron-LM dev)."""
+    (Megatron-LM dev). Set cost_profile (a dcpsched.CostProfile) to schedule
+    with the cost-aware scheduler, and cost_aware_only_where_upstream_fails
+    to use it only where packing-aware has no schedule."""
 
     verify_schedules = False
     applies_max_num_seqs = True
+    cost_profile = None
+    cost_aware_only_where_upstream_fails = False
 
     def _cap(self):
         """The max_num_seqs dcpsched schedules with (None: no cap)."""
@@ -118,23 +150,38 @@ class DcpschedGroupsMixin:
             return None
         return getattr(self, "max_num_seqs", None)
 
+    def _schedule(self, sample_id_seqlens, options):
+        """(schedule, the scheduler whose invariants it keeps: None for
+        packing-aware, "cost_aware")."""
+        args = (sample_id_seqlens, self.total_hdp_gpus, self.max_seq_len_per_rank)
+        if self.cost_profile is None:
+            return dcpsched.schedule_dynamic_cp(*args, **options), None
+        if self.cost_aware_only_where_upstream_fails:
+            try:
+                return dcpsched.schedule_dynamic_cp(*args, **options), None
+            except dcpsched.UnschedulableError as error:
+                warnings.warn(f"packing-aware cannot schedule this batch of "
+                              f"{len(sample_id_seqlens)} samples ({error}); it gets "
+                              f"cost-aware's schedule under {self.cost_profile.name}",
+                              CostAwareFallbackWarning, stacklevel=3)
+        return (dcpsched.schedule_cost_aware(*args, profile=self.cost_profile, **options),
+                "cost_aware")
+
     def get_groups_and_subsamples(self, sample_id_seqlens):
         """Upstream's result: per microbatch, per DPxCP rank, the sample ids.
 
         sample_id_seqlens: list of (id, len) pairs of the global batch.
-        Raises ValueError where upstream cannot schedule the batch, and
+        Raises ValueError where the scheduler cannot schedule the batch, and
         ScheduleViolation (with verify_schedules) if the schedule is broken.
         """
-        cap = self._cap()
-        groups = dcpsched.schedule_dynamic_cp(
-            sample_id_seqlens, self.total_hdp_gpus, self.max_seq_len_per_rank,
-            min_cp_size=self.min_cp_size,
-            vpp_group=self.microbatch_group_size_per_vp_stage, max_num_seqs=cap)
+        options = dict(min_cp_size=self.min_cp_size,
+                       vpp_group=self.microbatch_group_size_per_vp_stage,
+                       max_num_seqs=self._cap())
+        groups, scheduler = self._schedule(sample_id_seqlens, options)
         if self.verify_schedules:
             violations = dcpsched.verify(
                 groups, sample_id_seqlens, self.total_hdp_gpus,
-                self.max_seq_len_per_rank, min_cp_size=self.min_cp_size,
-                vpp_group=self.microbatch_group_size_per_vp_stage, max_num_seqs=cap)
+                self.max_seq_len_per_rank, scheduler=scheduler, **options)
             if violations:
                 raise ScheduleViolation(violations)
         return groups
@@ -155,11 +202,16 @@ class DcpschedDynamicCPScheduler(DcpschedGroupsMixin):
       min_cp_size: smallest CP group a sample may use (a power of two).
     Args (dcpsched's):
       verify: check every schedule with dcpsched.verify (runtime guard).
+      cost_profile: None (packing-aware), or a dcpsched.CostProfile (or a
+        shipped profile's name or a file's path): the cost-aware scheduler.
+      only_where_upstream_fails: with cost_profile, packing-aware's schedule
+        wherever it has one, cost-aware's only where it has none.
     """
 
     def __init__(self, max_seqlen_per_dp_cp_rank, cp_size, dp_size,
                  microbatch_group_size_per_vp_stage=None, max_num_seqs=None,
-                 *, min_cp_size=1, verify=False):
+                 *, min_cp_size=1, verify=False, cost_profile=None,
+                 only_where_upstream_fails=False):
         self.max_seqlen_per_dp_cp_rank = max_seqlen_per_dp_cp_rank
         self.cp_size = cp_size
         self.dp_size = dp_size
@@ -170,6 +222,8 @@ class DcpschedDynamicCPScheduler(DcpschedGroupsMixin):
         self.total_hdp_gpus = dp_size * cp_size
         self.min_cp_size = min_cp_size
         self.verify_schedules = verify
+        self.cost_profile = as_cost_profile(cost_profile)
+        self.cost_aware_only_where_upstream_fails = only_where_upstream_fails
 
 
 def upstream_applies_max_num_seqs(data_schedule):
@@ -180,16 +234,28 @@ def upstream_applies_max_num_seqs(data_schedule):
     return "max_num_seqs" in inspect.signature(step).parameters
 
 
-def install_into_megatron(verify=False, dp_cp_size=None):
+def install_into_megatron(verify=False, dp_cp_size=None, *, cost_profile=None,
+                          only_where_upstream_fails=False):
     """Registers a subclass of Megatron-LM's DefaultDynamicCPScheduler whose
     get_groups_and_subsamples is dcpsched's as scheduler_map's
     "default_dynamic_cp"; returns the subclass. It uses max_num_seqs as the
     installed upstream does (upstream_applies_max_num_seqs). Needs
     Megatron-LM.
 
+    cost_profile: None schedules as upstream's packing-aware scheduler; a
+    dcpsched.CostProfile (or a shipped profile's name, or a profile file's
+    path), read here, once, schedules with the cost-aware scheduler under it.
+    only_where_upstream_fails (with cost_profile): packing-aware's schedule
+    wherever it has one, cost-aware's where it has none, with a
+    CostAwareFallbackWarning.
+
     Warns OddDpCpSizeWarning if the runtime's DPxCP size is odd: dp_cp_size
     where given, else the initialized parallel_state's (runtime_dp_cp_size);
     the installed class warns too when constructed for an odd size."""
+    if only_where_upstream_fails and cost_profile is None:
+        raise ValueError("only_where_upstream_fails=True needs a cost_profile: the "
+                         "cost-aware scheduler it falls back to schedules under one")
+    profile = as_cost_profile(cost_profile)
     from megatron.core.datasets import data_schedule
 
     warn_if_odd(dp_cp_size if dp_cp_size is not None else runtime_dp_cp_size())
@@ -198,6 +264,8 @@ def install_into_megatron(verify=False, dp_cp_size=None):
             DcpschedGroupsMixin, data_schedule.DefaultDynamicCPScheduler):
         verify_schedules = verify
         applies_max_num_seqs = upstream_applies_max_num_seqs(data_schedule)
+        cost_profile = profile
+        cost_aware_only_where_upstream_fails = only_where_upstream_fails
 
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)

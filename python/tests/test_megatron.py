@@ -31,7 +31,8 @@ def test_the_drop_in_is_in_the_package():
     assert pathlib.Path(dcpsched.megatron.__file__).parent == (
         pathlib.Path(dcpsched.__file__).parent)
     for name in ("install_into_megatron", "DcpschedDynamicCPScheduler", "ScheduleViolation",
-                 "OddDpCpSizeWarning", "DcpschedGroupsMixin", "upstream_applies_max_num_seqs"):
+                 "OddDpCpSizeWarning", "DcpschedGroupsMixin", "upstream_applies_max_num_seqs",
+                 "CostAwareFallbackWarning"):
         assert hasattr(dcpsched.megatron, name), name
 
 
@@ -283,3 +284,89 @@ def test_install_into_the_fixture_checkout_equals_its_scheduler(drop_in, monkeyp
         capped_differently += groups != groups_or_error(
             theirs(2048, cp, dp, vpp, min_cp_size=1), batch)
     assert (capped_differently == 0) is as_dev
+
+
+# The cost-aware scheduler in the drop-in (docs/cost_aware.md).
+
+# G = 6 with vpp 4: packing-aware refuses this batch (upstream returns a
+# schedule its runtime cannot run, or none), cost-aware schedules it.
+UNSCHEDULABLE_AT_6 = [(i, n) for i, n in enumerate([9000, 3000, 700, 500, 400, 300,
+                                                    5000, 2500, 1200, 800])]
+
+
+def test_install_with_a_cost_profile_schedules_cost_aware(drop_in, monkeypatch):
+    for name, module in fake_megatron().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    installed = drop_in.install_into_megatron(verify=True, cost_profile="h200-llama3-8b")
+    data_schedule = sys.modules["megatron.core.datasets.data_schedule"]
+    assert data_schedule.scheduler_map["default_dynamic_cp"] is installed
+    assert isinstance(installed.cost_profile, dcpsched.CostProfile)
+    scheduler = installed(16384, 8, 8, None, max_num_seqs=None, min_cp_size=1)
+    batch = dcpsched.benchmark_workload(256)
+    profile = dcpsched.CostProfile("h200-llama3-8b")
+    expected = dcpsched.schedule_cost_aware(batch, 64, 16384, profile=profile)
+    assert scheduler.get_groups_and_subsamples(batch) == expected
+    # Not packing-aware's schedule where cost-aware plans a faster one.
+    long_batch = [(i, 512 + (i * 7919) % 60000) for i in range(96)]
+    planned = dcpsched.schedule_cost_aware(long_batch, 64, 16384, profile=profile,
+                                           details=True)
+    assert scheduler.get_groups_and_subsamples(long_batch) == planned["schedule"]
+
+
+def test_the_cost_aware_drop_in_verifies_what_cost_aware_promises(drop_in, monkeypatch):
+    """verify=True checks every invariant but the work cap: a schedule that
+    breaks the cap passes, one that loses a sample does not."""
+    batch = UNSCHEDULABLE_AT_6
+    real = dcpsched.schedule_cost_aware
+    scheduler = drop_in.DcpschedDynamicCPScheduler(4096, 1, 6, 4, verify=True,
+                                                   cost_profile="h200-llama3-8b")
+    groups = scheduler.get_groups_and_subsamples(batch)
+    assert len(groups) % 4 == 0
+    assert dcpsched.verify(groups, batch, 6, 4096, vpp_group=4, scheduler="cost_aware") == []
+
+    def lossy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        victim = result[0][0][0]
+        result[0] = [[i for i in rank if i != victim] for rank in result[0]]
+        return result
+
+    monkeypatch.setattr(dcpsched, "schedule_cost_aware", lossy)
+    with pytest.raises(drop_in.ScheduleViolation, match="in no microbatch"):
+        scheduler.get_groups_and_subsamples(batch)
+
+
+def test_only_where_upstream_fails_keeps_packing_aware_elsewhere(drop_in, monkeypatch):
+    for name, module in fake_megatron().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    profile = dcpsched.CostProfile("h200-llama3-8b")
+    installed = drop_in.install_into_megatron(verify=True, cost_profile=profile,
+                                              only_where_upstream_fails=True)
+    assert installed.cost_profile is profile
+    # Where packing-aware schedules: its schedule, bit for bit, and no warning.
+    scheduler = installed(16384, 8, 8, None, max_num_seqs=None, min_cp_size=1)
+    long_batch = [(i, 512 + (i * 7919) % 60000) for i in range(96)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert scheduler.get_groups_and_subsamples(long_batch) == (
+            dcpsched.schedule_dynamic_cp(long_batch, 64, 16384))
+    # Where it refuses: cost-aware's schedule, with a warning that says why.
+    at_6 = installed(4096, 1, 6, 4, max_num_seqs=None, min_cp_size=1)
+    with pytest.raises(dcpsched.UnschedulableError):
+        dcpsched.schedule_dynamic_cp(UNSCHEDULABLE_AT_6, 6, 4096, vpp_group=4)
+    with pytest.warns(drop_in.CostAwareFallbackWarning,
+                      match="^packing-aware cannot schedule this batch of 10 samples") as caught:
+        groups = at_6.get_groups_and_subsamples(UNSCHEDULABLE_AT_6)
+    assert "h200-llama3-8b" in str(caught[0].message)
+    assert groups == dcpsched.schedule_cost_aware(UNSCHEDULABLE_AT_6, 6, 4096, profile=profile,
+                                                  vpp_group=4)
+
+
+def test_the_fallback_needs_a_profile_and_profiles_are_checked(drop_in, monkeypatch):
+    for name, module in fake_megatron().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    with pytest.raises(ValueError, match="only_where_upstream_fails=True needs a cost_profile"):
+        drop_in.install_into_megatron(only_where_upstream_fails=True)
+    with pytest.raises(TypeError, match="cost_profile must be a dcpsched.CostProfile"):
+        drop_in.install_into_megatron(cost_profile=8)
+    with pytest.raises(FileNotFoundError):
+        drop_in.install_into_megatron(cost_profile="no-such-profile")
