@@ -23,7 +23,7 @@
 #   import        fuzz/import_finding.sh on a planted failing input
 #                 (fuzz/import_finding_test.sh, in the oss-fuzz/ build tree)
 #   fuzz          every libFuzzer target in that $OUT (ASan) for
-#                 $DCPSCHED_FUZZ_SECONDS (default 60) each, two at a time,
+#                 $DCPSCHED_FUZZ_SECONDS (default 30) each, two at a time,
 #                 corpus/ untouched; a finding fails the run and is stored,
 #                 minimized, under corpus/<target>/regressions/
 # Nightly additions:
@@ -287,7 +287,7 @@ fuzz() {
     return
   fi
   fuzz/run_fuzzers.sh --no-merge --build "$root/oss-fuzz/out" \
-    -t "${DCPSCHED_FUZZ_SECONDS:-60}" -p "${DCPSCHED_FUZZ_PARALLEL:-2}" | tee "$root/fuzz.log" || true
+    -t "${DCPSCHED_FUZZ_SECONDS:-30}" -p "${DCPSCHED_FUZZ_PARALLEL:-2}" | tee "$root/fuzz.log" || true
   count_fuzz "$root/fuzz.log"
 }
 
