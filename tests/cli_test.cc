@@ -2,16 +2,10 @@
 // (DCPSCHED_CLI_PATH) as a child process and checks its output and exit
 // status.
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,8 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-
-extern char** environ;
+#include "tests/run_cli.h"
 
 namespace dcpsched {
 namespace {
@@ -46,87 +39,6 @@ constexpr bool kAddressSanitizer = false;
 #else
 constexpr bool kAddressSanitizer = false;
 #endif
-
-struct CliResult {
-  bool exited = false;  // false: killed by a signal (a crash)
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
-void WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream file(path, std::ios::binary);
-  file << contents;
-}
-
-// A fresh path in the test's temporary directory.
-std::string TempPath(const std::string& name) {
-  const ::testing::TestInfo* test =
-      ::testing::UnitTest::GetInstance()->current_test_info();
-  return absl::StrCat(::testing::TempDir(), "/dcpsched_cli_test_", getpid(),
-                      "_", test->name(), "_", name);
-}
-
-// Runs the program argv_strings[0] with the rest as its arguments,
-// capturing stdout and stderr; standard input is `input`. With
-// `stdout_full`, standard output is /dev/full, where every write fails.
-CliResult RunProgram(std::vector<std::string> argv_strings, const std::string& input,
-                     bool stdout_full = false) {
-  const std::string in_path = TempPath("stdin");
-  WriteFile(in_path, input);
-  const std::string out_path = stdout_full ? "/dev/full" : TempPath("stdout");
-  const std::string err_path = TempPath("stderr");
-  std::vector<char*> argv;
-  for (std::string& argument : argv_strings) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in_path.c_str(),
-                                   O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  CliResult result;
-  const int spawned =
-      posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << argv_strings[0];
-    return result;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  result.exited = WIFEXITED(status);
-  result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
-  if (!stdout_full) result.out = ReadWholeFile(out_path);
-  result.err = ReadWholeFile(err_path);
-  std::remove(in_path.c_str());
-  if (!stdout_full) std::remove(out_path.c_str());
-  std::remove(err_path.c_str());
-  return result;
-}
-
-// Runs dcpsched with `arguments` (see RunProgram).
-CliResult RunCliWithInput(const std::vector<std::string>& arguments,
-                          const std::string& input, bool stdout_full = false) {
-  std::vector<std::string> argv_strings = {DCPSCHED_CLI_PATH};
-  argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
-  return RunProgram(std::move(argv_strings), input, stdout_full);
-}
-
-CliResult RunCli(const std::vector<std::string>& arguments) {
-  return RunCliWithInput(arguments, "");
-}
 
 std::string LastLine(const std::string& text) {
   std::vector<std::string> lines =
@@ -256,7 +168,7 @@ TEST(CliTest, TotalGpusExcludesDp) {
 }
 
 TEST(CliTest, NegativeLengthInFileIsRejectedWithItsLine) {
-  const std::string path = TempPath("lengths.txt");
+  const std::string path = TestTempPath("lengths.txt");
   WriteFile(path, "# two samples\n1024\n-5\n");
 
   const CliResult result = RunCli({"schedule", "--lengths", path});
@@ -268,7 +180,7 @@ TEST(CliTest, NegativeLengthInFileIsRejectedWithItsLine) {
 }
 
 TEST(CliTest, LengthsFileIsScheduled) {
-  const std::string path = TempPath("lengths.txt");
+  const std::string path = TestTempPath("lengths.txt");
   WriteFile(path, "5,4096\n6,1000\n7,1000\n8,100\n");
 
   const CliResult result = RunCli({"--lengths", path, "--format", "json"});
@@ -293,7 +205,7 @@ TEST(CliTest, ProblemLineIsScheduledAsItIs) {
   EXPECT_EQ(document["samples"], json::parse("[[7,150],[3,20],[9,40]]"));
   EXPECT_EQ(document["workload"]["description"], "problem line (--problem)");
   // The same problem by separate flags gives the same schedule.
-  const std::string path = TempPath("lengths.txt");
+  const std::string path = TestTempPath("lengths.txt");
   WriteFile(path, "7,150\n3,20\n9,40\n");
   const CliResult by_flags =
       RunCli({"schedule", "--lengths", path, "--total-gpus", "4", "--mslpr", "100",
@@ -362,7 +274,7 @@ TEST(CliTest, CheckGoldenCountsGoodAndTamperedLines) {
   ASSERT_EQ(tampered["expect"]["ok"], true);
   tampered["expect"]["exec_times"][0] =
       tampered["expect"]["exec_times"][0].get<double>() + 1.0;
-  const std::string path = TempPath("golden.jsonl");
+  const std::string path = TestTempPath("golden.jsonl");
   WriteFile(path, lines[0] + "\n" + tampered.dump() + "\n");
 
   const CliResult result = RunCli({"check-golden", path});
@@ -424,7 +336,7 @@ json GoodScheduleFile() {
 }
 
 CliResult VerifyDocument(const json& document) {
-  const std::string path = TempPath("schedule.json");
+  const std::string path = TestTempPath("schedule.json");
   WriteFile(path, document.dump());
   CliResult result = RunCli({"verify", path});
   std::remove(path.c_str());
@@ -614,7 +526,7 @@ TEST(CliTest, VerifyReportsGroupsTheRuntimeDoesNotHave) {
 }
 
 TEST(CliTest, ScheduleRefusesWhatTheRuntimeCannotRun) {
-  const std::string lengths = TempPath("lengths.txt");
+  const std::string lengths = TestTempPath("lengths.txt");
   WriteFile(lengths, "10000\n500\n500\n500\n500\n500\n");
   for (const std::string scheduler : {"packing_aware", "legacy"}) {
     const CliResult result = RunCli({"schedule", "--lengths", lengths, "--total-gpus", "12",
@@ -636,7 +548,7 @@ TEST(CliTest, VerifyReadsStandardInput) {
 }
 
 TEST(CliTest, VerifyMalformedJsonIsExitTwoWithTheReason) {
-  const std::string path = TempPath("schedule.json");
+  const std::string path = TestTempPath("schedule.json");
   WriteFile(path, "{\"total_gpus\": 2,\n \"groups\": [[[1, 2], [3, 4]]\n");
 
   const CliResult result = RunCli({"verify", path});
@@ -826,7 +738,7 @@ TEST(CliTest, VerifyNeedsAFile) {
 // --svg
 
 TEST(CliTest, ScheduleSvgDrawsTheChosenScheduler) {
-  const std::string path = TempPath("picture.svg");
+  const std::string path = TestTempPath("picture.svg");
   std::remove(path.c_str());
 
   const CliResult with_svg = RunCli(
@@ -854,7 +766,7 @@ TEST(CliTest, ScheduleSvgDrawsTheChosenScheduler) {
 }
 
 TEST(CliTest, DefaultRunTakesSvg) {
-  const std::string path = TempPath("picture.svg");
+  const std::string path = TestTempPath("picture.svg");
 
   const CliResult result = RunCli({"--svg", path});
 
@@ -946,14 +858,14 @@ TEST(CliTest, CompareWithEverySchedulerFailingIsAnError) {
 // subcommand: 0 ok, 1 wrong answer, 2 usage or input error, 3 I/O or
 // internal error.
 TEST(CliTest, EverySubcommandKeepsTheExitStatusContract) {
-  const std::string schedule_file = TempPath("schedule.json");
+  const std::string schedule_file = TestTempPath("schedule.json");
   WriteFile(schedule_file, GoodScheduleFile().dump());
   json broken = GoodScheduleFile();
   broken["groups"][0][0] = json::array({1});
-  const std::string broken_file = TempPath("broken.json");
+  const std::string broken_file = TestTempPath("broken.json");
   WriteFile(broken_file, broken.dump());
   const std::string golden = std::string(DCPSCHED_GOLDEN_DIR) + "/vpp_align.jsonl";
-  const std::string empty = TempPath("empty.jsonl");
+  const std::string empty = TestTempPath("empty.jsonl");
   WriteFile(empty, "");
   const std::string missing = "/nonexistent/dcpsched/file";
   struct Case {
@@ -996,7 +908,7 @@ TEST(CliTest, EverySubcommandKeepsTheExitStatusContract) {
 // A failed write of the output is exit 3 with a message, for every
 // subcommand that writes one.
 TEST(CliTest, AFailedWriteIsExitThreeWithAMessage) {
-  const std::string schedule_file = TempPath("schedule.json");
+  const std::string schedule_file = TestTempPath("schedule.json");
   WriteFile(schedule_file, GoodScheduleFile().dump());
   const std::string golden = std::string(DCPSCHED_GOLDEN_DIR) + "/vpp_align.jsonl";
   for (const std::vector<std::string>& arguments :
@@ -1019,7 +931,7 @@ TEST(CliTest, AFailedWriteIsExitThreeWithAMessage) {
 // under a 2 GiB address-space limit (not under AddressSanitizer, whose
 // shadow memory needs far more address space than that).
 TEST(CliTest, PerRankJsonTooLargeIsRefusedNamingCompact) {
-  const std::string path = TempPath("huge.txt");
+  const std::string path = TestTempPath("huge.txt");
   std::string lengths;
   std::uint64_t state = 5154;
   for (int i = 0; i < 4096; ++i) {
@@ -1048,7 +960,7 @@ TEST(CliTest, PerRankJsonTooLargeIsRefusedNamingCompact) {
 // batch 8193 times: "auto" skips it and says why; naming it runs it; none
 // drops the table.
 TEST(CliTest, CompareChoosesTheReportsComparisons) {
-  const std::string path = TempPath("ones.txt");
+  const std::string path = TestTempPath("ones.txt");
   std::string ones;
   for (int i = 0; i < 8193; ++i) ones += "1\n";
   WriteFile(path, ones);
@@ -1124,7 +1036,7 @@ TEST(CliTest, LengthsDashReadsStandardInput) {
 }
 
 TEST(CliTest, CompareTakesTheWorkloadFlags) {
-  const std::string path = TempPath("lengths.txt");
+  const std::string path = TestTempPath("lengths.txt");
   WriteFile(path, "5,4096\n6,1000\n7,1000\n8,100\n");
 
   const CliResult from_file = RunCli({"compare", "--lengths", path});
@@ -1143,7 +1055,7 @@ TEST(CliTest, CompareTakesTheWorkloadFlags) {
 }
 
 TEST(CliTest, CompareSvgDrawsEachSchedulerThatSucceeded) {
-  const std::string prefix = TempPath("compare.svg");
+  const std::string prefix = TestTempPath("compare.svg");
   const std::string stem = prefix.substr(0, prefix.size() - 4);
 
   const CliResult result =

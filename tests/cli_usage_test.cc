@@ -5,14 +5,7 @@
 // flag conflict). Runs the built program (DCPSCHED_CLI_PATH) as cli_test
 // does; the rest of the program's behaviour is cli_test's.
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,72 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-
-extern char** environ;
+#include "tests/run_cli.h"
 
 namespace dcpsched {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct CliResult {
-  int exit_code = -1;  // -1: killed by a signal
-  std::string out;
-  std::string err;
-};
-
-std::string TempPath(const std::string& name) {
-  const ::testing::TestInfo* test =
-      ::testing::UnitTest::GetInstance()->current_test_info();
-  return absl::StrCat(::testing::TempDir(), "/dcpsched_cli_usage_test_",
-                      getpid(), "_", test->name(), "_", name);
-}
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
-void WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream(path, std::ios::binary) << contents;
-}
-
-// Runs dcpsched with `arguments`, stdin from /dev/null.
-CliResult RunCli(std::vector<std::string> arguments) {
-  arguments.insert(arguments.begin(), DCPSCHED_CLI_PATH);
-  const std::string out_path = TempPath("stdout");
-  const std::string err_path = TempPath("stderr");
-  std::vector<char*> argv;
-  for (std::string& argument : arguments) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                   O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  CliResult result;
-  const int spawned =
-      posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << arguments[0];
-    return result;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  result.out = ReadWholeFile(out_path);
-  result.err = ReadWholeFile(err_path);
-  std::remove(out_path.c_str());
-  std::remove(err_path.c_str());
-  return result;
-}
 
 TEST(CliUsageTest, VersionNamesTheUpstreamRevisionsChecked) {
   const CliResult result = RunCli({"--version"});
@@ -135,7 +68,7 @@ TEST(CliUsageTest, CoreErrorsNameTheFlagsToChange) {
   EXPECT_THAT(explicit_cp.err, HasSubstr("max_seq_len_per_rank is --mslpr and cp_size "
                                          "is --cp\n"));
   // packing_aware: a sample that needs more ranks than there are.
-  const std::string lengths = TempPath("lengths");
+  const std::string lengths = TestTempPath("lengths");
   WriteFile(lengths, "9000\n");
   const CliResult too_long = RunCli({"--lengths", lengths, "--total-gpus", "4"});
   EXPECT_EQ(too_long.exit_code, 2);
@@ -151,7 +84,7 @@ TEST(CliUsageTest, CoreErrorsNameTheFlagsToChange) {
 }
 
 TEST(CliUsageTest, AnEmptyLengthsFileIsAnError) {
-  const std::string lengths = TempPath("lengths");
+  const std::string lengths = TestTempPath("lengths");
   for (const std::string contents : {"", "# no samples yet\n\n"}) {
     WriteFile(lengths, contents);
     for (const std::string command : {"schedule", "compare"}) {
@@ -177,7 +110,7 @@ TEST(CliUsageTest, AnEmptyGeneratedBatchIsSaid) {
 }
 
 TEST(CliUsageTest, AHeaderLineSaysToCommentItOut) {
-  const std::string lengths = TempPath("lengths");
+  const std::string lengths = TestTempPath("lengths");
   WriteFile(lengths, "id,len\n1,100\n2,300\n");
   const CliResult result = RunCli({"--lengths", lengths});
   EXPECT_EQ(result.exit_code, 2);

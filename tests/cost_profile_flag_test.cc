@@ -1,23 +1,18 @@
 // End-to-end tests of --cost-profile (cli/cost_profile_flag.h) on
 // `dcpsched schedule`, `compare` and `verify`: runs the built binary
-// (DCPSCHED_CLI_PATH) through the shell and checks its output and exit
+// (DCPSCHED_CLI_PATH, tests/run_cli.h) and checks its output and exit
 // status.
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
-#include <iterator>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/run_cli.h"
 
 namespace dcpsched {
 namespace {
@@ -25,52 +20,19 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string TempPath(const std::string& name) {
-  return absl::StrCat(::testing::TempDir(), "/dcpsched_cost_profile_flag_test_", getpid(), "_",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                      name);
-}
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
-// Runs dcpsched with `arguments` (no shell metacharacters in them).
-Result RunCli(const std::vector<std::string>& arguments) {
-  const std::string out = TempPath("stdout");
-  const std::string err = TempPath("stderr");
-  const std::string command = absl::StrCat(DCPSCHED_CLI_PATH, " ", absl::StrJoin(arguments, " "),
-                                           " </dev/null >", out, " 2>", err);
-  const int status = std::system(command.c_str());
-  Result result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = ReadWholeFile(out);
-  result.err = ReadWholeFile(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return result;
-}
-
 // A copy of the shipped h200-llama3-8b profile with `edit` applied, in a file.
 template <typename Edit>
 std::string EditedProfile(const Edit& edit) {
   std::ifstream shipped(std::string(DCPSCHED_GOLDEN_DIR) + "/../../profiles/h200-llama3-8b.json");
   nlohmann::json document = nlohmann::json::parse(shipped);
   edit(document);
-  const std::string path = TempPath("profile.json");
+  const std::string path = TestTempPath("profile.json");
   std::ofstream(path) << document.dump();
   return path;
 }
 
 TEST(CostProfileFlagTest, ScheduleShowsStepTimeAndGpuEfficiencyForEveryScheduler) {
-  const Result result = RunCli({"--cost-profile", "h200-llama3-8b"});
+  const CliResult result = RunCli({"--cost-profile", "h200-llama3-8b"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("cost model h200-llama3-8b"));
   EXPECT_THAT(result.out, HasSubstr("communication is not modelled"));
@@ -86,18 +48,18 @@ TEST(CostProfileFlagTest, ScheduleShowsStepTimeAndGpuEfficiencyForEveryScheduler
 }
 
 TEST(CostProfileFlagTest, WithoutTheFlagTheReportIsUnchanged) {
-  const Result plain = RunCli({"--compare", "none"});
+  const CliResult plain = RunCli({"--compare", "none"});
   ASSERT_EQ(plain.exit_code, 0);
   EXPECT_THAT(plain.out, Not(HasSubstr("cost model")));
   EXPECT_THAT(plain.out, Not(HasSubstr("step time")));
 }
 
 TEST(CostProfileFlagTest, CompareAndJsonCarryTheTime) {
-  const Result compare = RunCli({"compare", "--cost-profile", "h200-llama3-70b-tp8-graphs"});
+  const CliResult compare = RunCli({"compare", "--cost-profile", "h200-llama3-70b-tp8-graphs"});
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   EXPECT_THAT(compare.out, HasSubstr("cost model h200-llama3-70b-tp8-graphs"));
   EXPECT_THAT(compare.out, HasSubstr("GPU eff"));
-  const Result json = RunCli({"--format", "json", "--compact", "--cost-profile", "h200-llama3-8b"});
+  const CliResult json = RunCli({"--format", "json", "--compact", "--cost-profile", "h200-llama3-8b"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json document = nlohmann::json::parse(json.out);
   EXPECT_EQ(document["cost_profile"]["name"], "h200-llama3-8b");
@@ -111,7 +73,7 @@ TEST(CostProfileFlagTest, AProfileFileIsReadByPath) {
     document["communication"] = {{"gpus_per_node", 4}, {"intra_node_gb_per_s", 100.0},
                                  {"inter_node_gb_per_s", 10.0}, {"kv_bytes_per_token", 4096}};
   });
-  const Result result = RunCli({"--compare", "none", "--cost-profile", path});
+  const CliResult result = RunCli({"--compare", "none", "--cost-profile", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("cost model my-gpu"));
   EXPECT_THAT(result.out, HasSubstr("MODELLED (not measured)"));
@@ -125,25 +87,25 @@ TEST(CostProfileFlagTest, AMalformedProfileExitsTwoNamingTheField) {
        {std::vector<std::string>{"--cost-profile", path},
         std::vector<std::string>{"compare", "--cost-profile", path},
         std::vector<std::string>{"verify", "-", "--cost-profile", path}}) {
-    const Result result = RunCli(command);
+    const CliResult result = RunCli(command);
     EXPECT_EQ(result.exit_code, 2) << command[0];
     EXPECT_THAT(result.err, HasSubstr("attention.causal.seconds[3] is -1; every time must be a "
                                       "finite number > 0"));
   }
   std::remove(path.c_str());
-  const Result unknown = RunCli({"--cost-profile", "no-such-gpu"});
+  const CliResult unknown = RunCli({"--cost-profile", "no-such-gpu"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("no shipped cost profile is named \"no-such-gpu\""));
 }
 
 TEST(CostProfileFlagTest, VerifyPrintsTheStepTime) {
-  const std::string schedule = TempPath("schedule.json");
+  const std::string schedule = TestTempPath("schedule.json");
   {
-    const Result written = RunCli({"--format", "json", "--compact"});
+    const CliResult written = RunCli({"--format", "json", "--compact"});
     ASSERT_EQ(written.exit_code, 0);
     std::ofstream(schedule) << written.out;
   }
-  const Result result = RunCli({"verify", schedule, "--cost-profile", "h200-llama3-8b"});
+  const CliResult result = RunCli({"verify", schedule, "--cost-profile", "h200-llama3-8b"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("\ntime (h200-llama3-8b): step "));
   EXPECT_THAT(result.out, HasSubstr("GPU efficiency"));
