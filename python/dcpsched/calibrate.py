@@ -273,25 +273,11 @@ def main(argv: Optional[Sequence[str]] = None, timer=None) -> int:
 
 def run(args, torch, timer) -> int:
     """Measures and writes the profile for parsed arguments."""
-    from dcpsched.attention_kernels import choose_kernels
-    from dcpsched.layer import Layer, describe
-    from dcpsched.timing import CudaEventTimer, WallClockTimer
+    from dcpsched.layer_session import open_layer_session
     shape = layer_shape(args)
-    device = torch.device(args.device)
-    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    print(f"dcpsched.calibrate: {describe(shape)}", flush=True)
-    if device.type != "cuda":
-        print("dcpsched.calibrate: WARNING: --device cpu: CPU figures in float32, for trying "
-              "the pipeline only; real figures need CUDA", flush=True)
-    torch.manual_seed(args.seed)
-    kernels = choose_kernels(device, dtype)
-    print(f"attention kernels: dense {kernels.dense_name}, varlen {kernels.varlen_name}")
-    for note in kernels.notes:
-        print(f"dcpsched.calibrate: NOTE: {note}", flush=True)
-    if timer is None:
-        timer = (CudaEventTimer(args.warmup, args.repeats) if device.type == "cuda"
-                 else WallClockTimer(min(args.warmup, 1), max(1, min(args.repeats, 3))))
-    layer = Layer(shape, kernels, device, dtype, seed=args.seed)
+    session = open_layer_session("dcpsched.calibrate", args, torch, shape, timer)
+    device, dtype, kernels = session.device, session.dtype, session.kernels
+    layer, timer = session.layer, session.timer
     budgets = [int(b) for b in args.pack_budgets.split(",") if b]
     device_info = device_block(torch, device)
     name = args.name or (device_info["name"].lower().replace(" ", "-").split("(")[0].strip("-")

@@ -249,24 +249,10 @@ def main(argv: Optional[Sequence[str]] = None, timer=None) -> int:
 
 def run(args, torch, profile, schedule, shape, timer) -> int:
     """Replays and reports, for parsed arguments."""
-    from dcpsched.attention_kernels import choose_kernels
-    from dcpsched.layer import Layer, describe
-    from dcpsched.timing import CudaEventTimer, WallClockTimer
-    device = torch.device(args.device)
-    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    print(f"dcpsched.replay: {describe(shape)}", flush=True)
-    if device.type != "cuda":
-        print("dcpsched.replay: WARNING: --device cpu: CPU figures in float32, for trying "
-              "the pipeline only; real figures need CUDA", flush=True)
-    torch.manual_seed(args.seed)
-    kernels = choose_kernels(device, dtype)
-    print(f"attention kernels: dense {kernels.dense_name}, varlen {kernels.varlen_name}")
-    for note in kernels.notes:
-        print(f"dcpsched.replay: NOTE: {note}", flush=True)
-    if timer is None:
-        timer = (CudaEventTimer(args.warmup, args.repeats) if device.type == "cuda"
-                 else WallClockTimer(min(args.warmup, 1), max(1, min(args.repeats, 3))))
-    layer = Layer(shape, kernels, device, dtype, seed=args.seed)
+    from dcpsched.layer_session import open_layer_session
+    session = open_layer_session("dcpsched.replay", args, torch, shape, timer)
+    device, kernels = session.device, session.kernels
+    layer, timer = session.layer, session.timer
     replayer = Replayer(CostModel(profile), layer, timer, lambda line: print(line, flush=True))
     report = replay(schedule, profile, replayer, max_microbatches=args.max_microbatches,
                     ranks=args.ranks, time_limit=args.time_limit, source=str(args.schedule))
