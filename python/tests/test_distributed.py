@@ -421,3 +421,223 @@ def test_the_lookup_and_the_rule_must_agree():
     assert status == 1 and closing(output)[3:6] == [1, 0, 0], output
     status, output = report(records_of(True, "same", runnable))
     assert status == 1 and "differ:" in output, output
+
+
+# The cost-aware mode (--cost-profile): the drop-in installed with
+# install_into_megatron(cost_profile=P), and with only_where_upstream_fails=True,
+# each rank checked against dcpsched.schedule_cost_aware's schedule of the batch.
+PROFILE = "h200-llama3-8b"
+COST_AWARE_CLOSING = re.compile(
+    r"^cost-aware: (\d+) cases on (\d+) ranks \(profile (\S+); drop-in variants cost_aware, "
+    r"only_where_upstream_fails\), (\d+) runnable and received as scheduled, (\d+) received "
+    r"as scheduled at an odd G \(start-up refuses it: not looked up\), (\d+) refused on every "
+    r"rank as dcpsched refuses, (\d+) differ; (\d+) rank records compared, (\d+) microbatches "
+    r"through the CP group lookup(.*)$", re.M)
+COST_AWARE_EXPECTED = re.compile(
+    r"^cost-aware expected: .*packing-aware \(upstream's scheduler\) has no runnable schedule "
+    r"for (\d+) of the (\d+) scheduled batches; the two variants' schedules differ in (\d+)$",
+    re.M)
+COST_AWARE_LOOKUPS = re.compile(r"^group lookup: .*: (\d+) in all, (\d+) checked against the CP "
+                                r"group the expected schedule implies and found it", re.M)
+
+
+def cost_aware_closing(output):
+    """(cases, world, scheduled, odd, refused, differ, compared, lookups, suffix)."""
+    match = COST_AWARE_CLOSING.search(output)
+    assert match, output
+    cases, world, profile, *counts, suffix = match.groups()
+    assert profile == PROFILE
+    return [int(cases), int(world)] + [int(x) for x in counts] + [suffix]
+
+
+def test_cost_aware_ranks_receive_the_cost_aware_schedule_at_w2():
+    """tp 1 x dp 1 x cp 2, tp 1 x dp 2 x cp 1 (looked up) and tp 2 x dp 1
+    (G = 1, odd: received as scheduled, not looked up); the two variants'
+    schedules differ (cost-aware's is not packing-aware's) in some cases."""
+    status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--batches", 3,
+                             "--cost-profile", PROFILE)
+    assert status == 0, output
+    assert "upstream's scheduler not run" in output
+    cases, world, scheduled, odd, refused, differ, compared, lookups, suffix = \
+        cost_aware_closing(output)
+    assert (cases, world, scheduled, odd, refused, differ, compared, suffix) == \
+        (3, 2, 2, 1, 0, 0, 3 * 2 * 2, "")
+    assert lookups >= 2 * 2 * 2  # two cases, two variants, two ranks, a microbatch at least
+    total, confirmed = COST_AWARE_LOOKUPS.search(output).groups()
+    assert int(total) == lookups and int(confirmed) == lookups, output  # tp 1: every entry
+    _, scheduled_batches, apart = COST_AWARE_EXPECTED.search(output).groups()
+    assert scheduled_batches == "3" and int(apart) >= 1, output
+    assert "differ:" not in output and "NOT CHECKED" not in output
+
+
+def test_cost_aware_schedules_where_packing_aware_cannot_at_w6():
+    """G = 6 (tp 1 x dp 6, tp 1 x dp 3 x cp 2): both batches are of the
+    runtime-groups family, where upstream's schedule is one its runtime
+    cannot run (and packing-aware refuses: invariant 11); cost-aware
+    schedules them, and every rank's lookup finds the scheduled group."""
+    status, output = harness("--megatron", PIPELINE, "--distributed", 6, "--batches", 2,
+                             "--cost-profile", PROFILE)
+    assert status == 0, output
+    assert "1x3x2" in output and "1x6x1" in output
+    cases, world, scheduled, odd, refused, differ, compared, lookups, _ = \
+        cost_aware_closing(output)
+    assert (cases, world, scheduled, odd, refused, differ, compared) == (2, 6, 2, 0, 0, 0, 24)
+    assert COST_AWARE_EXPECTED.search(output).groups()[:2] == ("2", "2"), output
+    total, confirmed = COST_AWARE_LOOKUPS.search(output).groups()
+    assert int(total) == int(confirmed) == lookups >= 2 * 2 * 6, output
+
+
+COST_AWARE_REORDERING_DROP_IN = '''
+import importlib.util
+spec = importlib.util.spec_from_file_location("real_drop_in", {example!r})
+real = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(real)
+
+
+def install_into_megatron(verify=False, dp_cp_size=None, **cost_aware):
+    """The real cost-aware drop-in, but it swaps the first two microbatches
+    that differ: every sample still once, on one CP group, every lookup
+    right; only the order is not the schedule's."""
+    base = real.install_into_megatron(verify, dp_cp_size, **cost_aware)
+
+    class Reordering(base):
+        def get_groups_and_subsamples(self, sample_id_seqlens):
+            groups = super().get_groups_and_subsamples(sample_id_seqlens)
+            if len(groups) > 1 and groups[0] != groups[1]:
+                groups[0], groups[1] = groups[1], groups[0]
+            return groups
+
+    from megatron.core.datasets import data_schedule
+    data_schedule.scheduler_map["default_dynamic_cp"] = Reordering
+    return Reordering
+'''
+
+
+def test_a_cost_aware_drop_in_that_reorders_microbatches_differs(tmp_path):
+    """The first two batches at W = 2 put every sample on both ranks
+    (min_cp_size 2), so no two samples can be swapped between ranks there:
+    the planted error swaps two microbatches."""
+    wrong = tmp_path / "wrong_cost_aware_drop_in.py"
+    wrong.write_text(COST_AWARE_REORDERING_DROP_IN.format(example=str(DROP_IN)))
+    status, output = harness("--megatron", PIPELINE, "--distributed", 2, "--batches", 2,
+                             "--cost-profile", PROFILE, "--drop-in", wrong)
+    assert status == 1, output
+    cases, world, scheduled, _, _, differ, _, _, _ = cost_aware_closing(output)
+    assert (cases, world, scheduled, differ) == (2, 2, 0, 2), output
+    for variant in distributed_cases.COST_AWARE_VARIANTS:
+        assert re.search(rf"^differ: case \d+ .*: {variant}\n  rank 0: the scheduler gave this "
+                         r"rank microbatch 0: ids ", output, re.M), output
+    assert "NOT CHECKED" not in output
+
+
+def test_cost_aware_usage_errors_exit_2(capsys):
+    assert cli.run(["--megatron", str(PIPELINE), "--cost-profile", PROFILE]) == 2
+    assert "--cost-profile needs --distributed" in capsys.readouterr().err
+    assert cli.run(["--megatron", str(PIPELINE), "--distributed", "2", "--cost-profile",
+                    "no-such-profile"]) == 2
+    assert "--cost-profile no-such-profile" in capsys.readouterr().err
+
+
+# The cost-aware report on records alone (no processes): G = 2 (tp 1 x dp 2),
+# one microbatch, sample 0 on rank 0 and sample 1 on rank 1.
+COST_AWARE_SCHEDULE = [[[0], [1]]]
+COST_AWARE_CASE = {"index": 0, "family": "benchmark", "tp": 1, "dp": 2, "cp": 1,
+                   "max_seqlen_per_dp_cp_rank": 8, "min_cp_size": 1, "vpp": None,
+                   "microbatch_group_size_per_vp_stage": None, "thd_max_packed_sequences": None,
+                   "num_microbatches": 1, "items": [[[5]], [[7]]], "seed": 1,
+                   "cost_aware": {"references": [COST_AWARE_SCHEDULE], "expected": {
+                       "cost_aware": {"reference": 0},
+                       "only_where_upstream_fails": {"reference": 0}}}}
+TOO_LONG_REFUSAL = {"error": "InvalidInputError", "message": "sample 1 is too long"}
+
+
+def cost_aware_records(change=None):
+    """The two ranks' results, as received; change(rank, entry) alters them."""
+    results = []
+    for rank in range(2):
+        received = {"num_micro_batches": {"type": "int", "repr": "1"}, "ids": [[rank]],
+                    "seconds": 0.1, "run_seconds": 0.1, "scheduler_seconds": 0.0,
+                    "batch_as_generated": True}
+        lookup = [{"stage": 0, "microbatch": 0, "local_cp_size": 1, "holders": [[rank, [rank]]],
+                   "group": [rank], "get_batch": [None] * 5 + [{"cp_group": {"group": [rank]}},
+                                                               None]}]
+        entry = {"index": 0, "reference 0": {**received, "scheduler_calls": ["Given"]}}
+        for variant in distributed_cases.COST_AWARE_VARIANTS:
+            entry[variant] = {**received, "scheduler_calls": [variant], "lookup": lookup}
+        if change:
+            change(rank, entry)
+        results.append({"shims": [], "stand_ins": [], "torch": "test", "cases": [entry],
+                        "classes": {"cost_aware": "cost_aware", "reference": "Given",
+                                    "only_where_upstream_fails": "only_where_upstream_fails"}})
+    return results
+
+
+def cost_aware_report(results, case=None):
+    out = io.StringIO()
+    status = distributed._report_cost_aware(  # pylint: disable=protected-access
+        [case or COST_AWARE_CASE], results, 2, 1.0, out, "",
+        {"profile": PROFILE, "applies_max_num_seqs": True})
+    return status, out.getvalue()
+
+
+def test_the_cost_aware_report_on_records():
+    status, output = cost_aware_report(cost_aware_records())
+    assert status == 0 and cost_aware_closing(output)[2:8] == [1, 0, 0, 0, 4, 4], output
+
+    def other_group(rank, entry):  # rank 1's lookup finds the group of ranks 0-1
+        if rank == 1:
+            entry["cost_aware"]["lookup"] = [{**entry["cost_aware"]["lookup"][0],
+                                              "group": [0, 1], "get_batch": None}]
+    status, output = cost_aware_report(cost_aware_records(other_group))
+    assert status == 1 and cost_aware_closing(output)[5] == 1, output
+    assert "rank 1 stage 0 microbatch 0: the lookup found the CP group of ranks 0-1, the " \
+           "schedule implies rank 1" in output
+
+    def other_tokens(rank, entry):  # what rank 0 received is not what run() packs
+        if rank == 0:
+            entry["only_where_upstream_fails"]["num_micro_batches"] = {"type": "int",
+                                                                       "repr": "2"}
+    status, output = cost_aware_report(cost_aware_records(other_tokens))
+    assert status == 1 and "only_where_upstream_fails\n  rank 0: received other " in output
+
+    def another_batch(rank, entry):
+        entry["cost_aware"]["batch_as_generated"] = False
+    status, output = cost_aware_report(cost_aware_records(another_batch))
+    assert status == 3 and "NOT CHECKED" in output and "another global batch" in output
+
+
+def test_the_cost_aware_report_on_refusals():
+    refused = {**COST_AWARE_CASE, "cost_aware": {"references": [], "expected": {
+        variant: TOO_LONG_REFUSAL for variant in distributed_cases.COST_AWARE_VARIANTS}}}
+
+    def raised(rank, entry):
+        del entry["reference 0"]
+        for variant in distributed_cases.COST_AWARE_VARIANTS:
+            entry[variant] = {**TOO_LONG_REFUSAL, "seconds": 0.1, "run_seconds": 0.1,
+                              "scheduler_seconds": 0.0, "scheduler_calls": [],
+                              "batch_as_generated": None}
+            if rank == 1 and variant == "cost_aware":
+                entry[variant]["message"] = "another message"
+    # Every rank refuses as dcpsched does: nothing received as scheduled (exit 4).
+    status, output = cost_aware_report(cost_aware_records(
+        lambda rank, entry: raised(0, entry)), refused)
+    assert status == 4 and "NOTHING CHECKED" in output, output
+    assert cost_aware_closing(output)[2:6] == [0, 0, 1, 0]
+    status, output = cost_aware_report(cost_aware_records(raised), refused)
+    assert status == 1 and "rank 1: dcpsched refuses the batch (InvalidInputError" in output
+
+
+@pytest.mark.skipif(os.environ.get("DCPSCHED_NIGHTLY_DISTRIBUTED") != "1",
+                    reason="nightly tier: DCPSCHED_NIGHTLY_DISTRIBUTED=1 (scripts/test.sh "
+                           "--nightly)")
+@pytest.mark.parametrize("world, batches", [(8, 24), (12, 12)])
+def test_cost_aware_on_every_rank_at_w8_and_w12(world, batches):
+    status, output = harness("--megatron", PIPELINE, "--distributed", world, "--batches",
+                             batches, "--cost-profile", PROFILE, timeout=1200)
+    assert status == 0, output
+    cases, ranks, scheduled, odd, refused, differ, compared, lookups, _ = \
+        cost_aware_closing(output)
+    assert (cases, ranks, refused, differ, compared) == (batches, world, 1, 0,
+                                                         batches * world * 2)
+    assert scheduled + odd == batches - 1 and scheduled > 0 and lookups > 0
+    print(textwrap.indent(output, "  "))

@@ -46,7 +46,8 @@ exit status:
      what --distributed needs)
   3  the check itself failed (an internal error, traceback shown): NOT CHECKED
   4  nothing was checked: no problem (e.g. --cases 0 --no-corpora), or the
-     checkout carries none of the schedulers
+     checkout carries none of the schedulers (with --cost-profile: no batch
+     was received as scheduled and looked up)
 
 time: a default run (2000 generated problems and the 1974 problems of the
 committed corpora) took 21 minutes on 2 shared cores against Megatron-LM dev
@@ -126,6 +127,17 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--repeats", type=int, default=5, metavar="R",
                        help="with --timing: repetitions per topology, medians reported "
                             "(default 5)")
+    group.add_argument("--cost-profile", metavar="P",
+                       help="with --distributed: check the drop-in's cost-aware scheduler "
+                            "instead (install_into_megatron(cost_profile=P), and with "
+                            "only_where_upstream_fails=True), P a shipped profile's name "
+                            "(e.g. h200-llama3-8b) or a profile file: every rank must "
+                            "receive the microbatches dcpsched.schedule_cost_aware's schedule "
+                            "of the batch gives it (bit for bit as upstream's run() packs "
+                            "that schedule), every sample once on one CP group, and the "
+                            "runtime's CP group lookup must find the group the schedule "
+                            "implies; upstream's scheduler is not run (exit 4 if no "
+                            "batch was received as scheduled and looked up)")
     return parser
 
 
@@ -263,6 +275,22 @@ def _default_drop_in() -> pathlib.Path:
     return pathlib.Path(dcpsched.megatron.__file__).resolve()
 
 
+def _cost_aware_option(profile):
+    """--cost-profile P as run_distributed's cost_aware (a file's path made
+    absolute: the rank processes read it), or None, printed why, if
+    dcpsched cannot read it."""
+    import dcpsched  # pylint: disable=import-outside-toplevel
+    try:
+        dcpsched.CostProfile(profile)
+    except (OSError, ValueError) as error:
+        print(f"conformance: --cost-profile {profile}: {error} (a shipped profile: "
+              f"{', '.join(dcpsched.CostProfile.shipped_names())}, or a profile file)",
+              file=sys.stderr)
+        return None
+    path = pathlib.Path(profile)
+    return {"profile": str(path.resolve()) if path.is_file() else profile}
+
+
 def _run_distributed(args, out) -> int:
     # pylint: disable=import-outside-toplevel
     from dcpsched.conformance import pipeline_upstream
@@ -275,6 +303,11 @@ def _run_distributed(args, out) -> int:
         print("conformance: --timing needs --repeats >= 1 and --timing-samples a positive "
               "multiple of W", file=sys.stderr)
         return 2
+    cost_aware = None
+    if args.cost_profile is not None:
+        cost_aware = _cost_aware_option(args.cost_profile)
+        if cost_aware is None:
+            return 2
     drop_in = args.drop_in or _default_drop_in()
     if drop_in is None or not drop_in.is_file():
         print(f"conformance: the drop-in file {drop_in} was not found: "
@@ -302,7 +335,10 @@ def _run_distributed(args, out) -> int:
                                          args.batches, args.seed, args.distributed_timeout, out,
                                          closing_suffix=suffix,
                                          timing=((args.timing_samples, args.repeats)
-                                                 if args.timing else None))
+                                                 if args.timing else None),
+                                         cost_aware=cost_aware and {
+                                             **cost_aware, "applies_max_num_seqs":
+                                             up.step_takes_max_num_seqs})
     return max(status, 1) if unmodelled and status == 0 else status
 
 
@@ -311,6 +347,10 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
     args = _parser().parse_args(argv)
     if args.timing and args.distributed is None:
         print("conformance: --timing needs --distributed W", file=sys.stderr)
+        return 2
+    if args.cost_profile is not None and (args.distributed is None or args.timing):
+        print("conformance: --cost-profile needs --distributed W (and no --timing)",
+              file=sys.stderr)
         return 2
     if args.distributed is not None:
         try:

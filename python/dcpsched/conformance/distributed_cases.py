@@ -26,6 +26,14 @@ topology with tp 1: upstream raises there on every rank before rerouting,
 while with tp 2 the TP siblings, which do not schedule, would wait in the
 scalar broadcast for ever (as in a training job).
 
+In the cost-aware mode (--cost-profile) upstream's scheduler does not run,
+so a batch need not be one packing-aware schedules: it is drawn until every
+cost-aware variant of the drop-in schedules it (cost_aware_schedule), which
+lets in the batches packing-aware refuses or schedules in a way its runtime
+cannot run (G = 6 or 12, VPP), the batches cost-aware exists for;
+cost_aware_expected() then gives, per case and variant, the schedule the
+ranks must receive (or the error every rank must raise).
+
 The same (W, count, seed) gives the same cases; they are plain data (JSON)
 sent to every rank process.
 """
@@ -39,6 +47,10 @@ from dcpsched.conformance import generators, runtime_groups
 FAMILIES = ("benchmark", "long", "short", "boundary")
 TOO_LONG = "too_long"
 RUNTIME_GROUPS = "runtime_groups"
+# The cost-aware drop-in's variants: install_into_megatron(cost_profile=P),
+# and the same with only_where_upstream_fails=True.
+COST_AWARE, FALLBACK = "cost_aware", "only_where_upstream_fails"
+COST_AWARE_VARIANTS = (COST_AWARE, FALLBACK)
 
 
 def topologies(world: int) -> List[Dict[str, int]]:
@@ -139,20 +151,28 @@ def _runnable(case) -> bool:
                    for cap in {None, case["thd_max_packed_sequences"]})
 
 
-def make_case(rng, index, shape, family, too_long=False) -> dict:
-    """One case of the given topology and family, drawn until schedulable
-    (unless too_long). With tp 2 it must also be one the runtime can run: a
-    refusal on the TP rank 0 inside run() leaves its sibling waiting in the
-    scalar broadcast (as the too-long batch would); where the family cannot
-    give one in 200 draws (at G = 3 any sample over the budget needs a CP
-    group of 2, which the runtime lacks there), the short family does."""
+def _upstream_can_take(case) -> bool:
+    """The default acceptance: dcpsched schedules the batch (or refuses it
+    with invariant 11 only), and with tp 2 upstream's schedule of it is one
+    the runtime can run."""
+    return schedulable(case) and (case["tp"] == 1 or _runnable(case))
+
+
+def make_case(rng, index, shape, family, too_long=False, accept=None) -> dict:
+    """One case of the given topology and family, drawn until `accept(case)`
+    (default _upstream_can_take; not for too_long). With tp 2 the acceptance
+    must make it one no scheduler refuses: a refusal on the TP rank 0 inside
+    run() leaves its sibling waiting in the scalar broadcast (as the
+    too-long batch would); where the family cannot give one in 200 draws (at
+    G = 3 any sample over the budget needs a CP group of 2, which the
+    runtime lacks there), the short family does."""
+    accept = accept or _upstream_can_take
     for attempt in range(1000):
         drawn = family if shape["tp"] == 1 or attempt < 200 else "short"
         case = _draw_case(rng, index, shape, drawn, too_long)
         if too_long:
             return case
-        if (schedulable(case) and (drawn != RUNTIME_GROUPS or runtime_cannot_run(case))
-                and (shape["tp"] == 1 or _runnable(case))):
+        if accept(case) and (drawn != RUNTIME_GROUPS or runtime_cannot_run(case)):
             return case
     raise RuntimeError(f"no schedulable {family} batch drawn for {shape}")
 
@@ -186,11 +206,12 @@ def _family(index, shape, shapes):
     return FAMILIES[(index // len(shapes)) % len(FAMILIES)]
 
 
-def generate(world: int, count: int, seed: int) -> List[dict]:
+def generate(world: int, count: int, seed: int, accept=None) -> List[dict]:
     """`count` cases on W = world ranks: the topologies and families in turn
     (the runtime-groups family first where G is even and no power of two,
     with tp 1),
-    and, from 8 cases on, one batch with a sample too long for its group last."""
+    and, from 8 cases on, one batch with a sample too long for its group last.
+    accept: make_case's (None: batches upstream's pipeline can take)."""
     rng = random.Random(seed)
     shapes = topologies(world)
     cases = []
@@ -199,8 +220,75 @@ def generate(world: int, count: int, seed: int) -> List[dict]:
         shape = shapes[index % len(shapes)]
         if too_long and shape["tp"] != 1:
             shape = shapes[0]
-        cases.append(make_case(rng, index, shape, _family(index, shape, shapes), too_long))
+        cases.append(make_case(rng, index, shape, _family(index, shape, shapes), too_long,
+                               accept))
     return cases
+
+
+def _cost_aware_options(case, applies_cap):
+    """The options the pipeline's scheduler passes dcpsched (the drop-in's
+    get_groups_and_subsamples): max_num_seqs only where the checkout's
+    scheduler applies it."""
+    return dict(min_cp_size=case["min_cp_size"],
+                vpp_group=case["microbatch_group_size_per_vp_stage"],
+                max_num_seqs=case["thd_max_packed_sequences"] if applies_cap else None)
+
+
+def cost_aware_schedule(case, profile, applies_cap, variant=COST_AWARE):
+    """The schedule the cost-aware drop-in must give the case's batch, or
+    the error it must raise: dcpsched.schedule_cost_aware under `profile`
+    (a dcpsched.CostProfile); with variant FALLBACK
+    (only_where_upstream_fails) packing-aware's schedule wherever
+    schedule_dynamic_cp gives one, cost-aware's where it refuses
+    (UnschedulableError). applies_cap: whether the checkout's scheduler
+    applies max_num_seqs (its packing-aware step takes it)."""
+    args = (global_batch(case), case["dp"] * case["cp"], case["max_seqlen_per_dp_cp_rank"])
+    options = _cost_aware_options(case, applies_cap)
+    try:
+        if variant == FALLBACK:
+            try:
+                return dcpsched.schedule_dynamic_cp(*args, **options)
+            except dcpsched.UnschedulableError:
+                pass
+        return dcpsched.schedule_cost_aware(*args, profile=profile, **options)
+    except ValueError as error:
+        return error
+
+
+def cost_aware_accepts(profile, applies_cap):
+    """make_case's acceptance for the cost-aware mode: every variant
+    schedules the batch (so no rank raises inside run(); upstream's
+    scheduler, which may hang, is not run)."""
+    def accept(case):
+        return not any(isinstance(cost_aware_schedule(case, profile, applies_cap, variant),
+                                  ValueError) for variant in COST_AWARE_VARIANTS)
+    return accept
+
+
+def cost_aware_expected(case, profile, applies_cap) -> dict:
+    """What each variant's ranks must receive, as plain data: {"references":
+    the distinct schedules, "expected": {variant: {"reference": index} or
+    {"error": type, "message": message}}}. Each reference is run through
+    upstream's run() once (the rank's given-schedule scheduler)."""
+    references, expected = [], {}
+    for variant in COST_AWARE_VARIANTS:
+        answer = cost_aware_schedule(case, profile, applies_cap, variant)
+        if isinstance(answer, ValueError):
+            expected[variant] = {"error": type(answer).__name__, "message": str(answer)}
+            continue
+        if answer not in references:
+            references.append(answer)
+        expected[variant] = {"reference": references.index(answer)}
+    return {"references": references, "expected": expected}
+
+
+def packing_aware_has_none(case, applies_cap) -> bool:
+    """True if packing-aware (upstream's scheduler, dcpsched's
+    schedule_dynamic_cp) has no runnable schedule of the case's batch: it
+    refuses it (invariant 11 included: upstream then returns one its
+    runtime cannot run)."""
+    cap = case["thd_max_packed_sequences"] if applies_cap else None
+    return isinstance(_schedule(case, cap), ValueError)
 
 
 def describe(case) -> str:

@@ -20,6 +20,9 @@ tensors bit for bit, the CP group as DPxCP ranks) or raised.
 In the parent (failures), a rank can run its microbatch only if its lookup
 succeeded and the group is exactly the ranks of every sample its data rank
 holds in the schedule; failures() lists where that does not hold.
+group_mismatches() checks the groups against a schedule the harness knows
+on its own (the cost-aware mode's expected schedule), not the one the
+ranks' scheduler returned.
 """
 
 import types
@@ -175,3 +178,45 @@ def schedule_of(per_rank_ids, tp: int):
     if any(ids is None for ids in data) or not data:
         return None
     return [[data[d][m] for d in range(len(data))] for m in range(len(data[0]))]
+
+
+def _implied_group(microbatch, dcp_rank) -> Optional[List[int]]:
+    """The DPxCP ranks holding the first sample `dcp_rank` holds in the
+    microbatch (per rank, its ids): the group its local_cp_size must look up;
+    None for a rank with no sample."""
+    mine = microbatch[dcp_rank]
+    if not mine:
+        return None
+    return [rank for rank, ids in enumerate(microbatch) if mine[0] in ids]
+
+
+def group_mismatches(per_rank_entries, schedule, tp: int, vpp: Optional[int],
+                     limit: int = 4):
+    """(findings, entries confirmed): where a rank's entries (run_lookups'
+    lists, per global rank) are not one per microbatch of `schedule` and VPP
+    stage (vpp: the stages, None for one), or the group the rank's lookup or
+    get_batch found is not the one `schedule` implies for its DPxCP rank
+    (global rank // tp); and how many entries found exactly that group. An
+    entry without a group (its lookup raised, or a TP sibling whose
+    get_batch did not run) is failures()'s to report, not counted."""
+    found, confirmed = [], 0
+    for rank, entries in enumerate(per_rank_entries):
+        wanted = [(stage, index) for stage in range(vpp or 1) for index in range(len(schedule))]
+        if [(entry["stage"], entry["microbatch"]) for entry in entries] != wanted:
+            found.append(f"rank {rank}: {len(entries)} microbatches looked up, the schedule "
+                         f"has {len(schedule)} in each of {vpp or 1} stage(s)")
+            continue
+        for entry in entries:
+            implied = _implied_group(schedule[entry["microbatch"]], rank // tp)
+            group = _group_got(entry)
+            if implied is None or group is None:
+                continue
+            if group != implied:
+                found.append(f"rank {rank} stage {entry['stage']} microbatch "
+                             f"{entry['microbatch']}: the lookup found the CP group of "
+                             f"{_span(group)}, the schedule implies {_span(implied)}")
+            else:
+                confirmed += 1
+    if len(found) > limit:
+        found = found[:limit] + [f"... and {len(found) - limit} more"]
+    return found, confirmed

@@ -23,8 +23,17 @@ barrier before each call.
 A case in which the pipeline raises is recorded as that error; then every
 rank must have raised (checked with a collective before the next case), or
 the rank stops: the ranks are out of step and the run cannot go on.
+
+With the job's "cost_aware" ({"profile": P}) upstream's scheduler is not
+run: the drop-in is installed twice, install_into_megatron(cost_profile=P)
+and the same with only_where_upstream_fails=True (distributed_cases'
+COST_AWARE_VARIANTS), and each case runs first the schedules the harness
+expects (the case's "cost_aware" "references", each through upstream's
+run() by a scheduler that returns it as given: the record every rank must
+equal, bit for bit), then each variant, looked up as above.
 """
 
+import copy
 import datetime
 import faulthandler
 import importlib.util
@@ -38,10 +47,12 @@ import types
 import torch
 import torch.distributed as dist
 
-from dcpsched.conformance import (cpu_shims, distributed_lookup, pipeline_upstream, records,
-                                  runtime_upstream)
+from dcpsched.conformance import (cpu_shims, distributed_cases, distributed_lookup,
+                                  pipeline_upstream, records, runtime_upstream)
 
 UPSTREAM, DROP_IN = "upstream", "drop_in"
+# The cost-aware mode's runs of a given schedule: "reference 0", "reference 1".
+REFERENCE = "reference"
 
 
 def _groups(world, tp, cp):
@@ -113,15 +124,38 @@ def _config(case):
 
 def _counting(cls, calls):
     """cls, counting its get_groups_and_subsamples calls, keeping the last
-    schedule (the harness's check that the variant's scheduler ran) and
-    timing each call (perf_counter, the timing mode's scheduler time)."""
+    schedule (the harness's check that the variant's scheduler ran) and the
+    batch it got (_batch_as_generated), and timing each call (perf_counter,
+    the timing mode's scheduler time)."""
     class Counted(cls):  # pylint: disable=too-few-public-methods
         def get_groups_and_subsamples(self, sample_id_seqlens):
             started = time.perf_counter()
             groups = super().get_groups_and_subsamples(sample_id_seqlens)
-            calls.append((cls.__qualname__, groups, time.perf_counter() - started))
+            calls.append((cls.__qualname__, groups, time.perf_counter() - started,
+                          sample_id_seqlens))
             return groups
     return Counted
+
+
+def _given(base, schedule):
+    """`base` (upstream's DefaultDynamicCPScheduler) returning `schedule` for
+    every batch: the cost-aware mode's reference run, upstream's run()
+    gathering, rerouting and packing exactly the schedule the harness
+    expects."""
+    class GivenSchedule(base):  # pylint: disable=too-few-public-methods
+        def get_groups_and_subsamples(self, sample_id_seqlens):
+            return copy.deepcopy(schedule)
+    return GivenSchedule
+
+
+def _batch_as_generated(case, calls):
+    """Whether the batch the scheduler got is the case's global batch as the
+    harness generated it (distributed_cases.global_batch: the parent's
+    expected schedules are of that batch); None where no scheduler ran."""
+    if not calls:
+        return None
+    got = [[int(sample), int(length)] for sample, length in calls[-1][3]]
+    return got == [list(pair) for pair in distributed_cases.global_batch(case)]
 
 
 def _run_case(pipeline, scheduler_cls, case, groups, timing, kept):
@@ -157,8 +191,9 @@ def _run_case(pipeline, scheduler_cls, case, groups, timing, kept):
               file=sys.stderr, flush=True)
     record["seconds"] = time.perf_counter() - started
     record["run_seconds"] = run_seconds if run_seconds is not None else record["seconds"]
-    record["scheduler_seconds"] = sum(seconds for _, _, seconds in calls)
-    record["scheduler_calls"] = [name for name, _, _ in calls]
+    record["scheduler_seconds"] = sum(call[2] for call in calls)
+    record["scheduler_calls"] = [call[0] for call in calls]
+    record["batch_as_generated"] = _batch_as_generated(case, calls)
     dcp_rank = groups["dp_cp"].rank()
     schedule = calls[-1][1] if calls and not isinstance(calls[-1][1], Exception) else None
     record["ids"] = [mb[dcp_rank] for mb in schedule] if schedule is not None else None
@@ -193,6 +228,47 @@ def _load_drop_in(path):
     return module
 
 
+def _installed(install, pipeline, theirs, call):
+    """install() (the drop-in's install_into_megatron, with its arguments),
+    checked: it must register a subclass of the checkout's
+    DefaultDynamicCPScheduler. `call` names it in the error."""
+    ours = install()
+    if ours is theirs or not issubclass(ours, pipeline.loaded.dynamic_cp_scheduler):
+        raise RuntimeError(f"{call} did not register a subclass of the checkout's "
+                           "DefaultDynamicCPScheduler")
+    return ours
+
+
+def _schedulers(job, pipeline, theirs, drop_in):
+    """{variant: scheduler class}: upstream's and the drop-in's, or, in the
+    cost-aware mode, the drop-in's two cost-aware variants."""
+    if "cost_aware" not in job:
+        return {UPSTREAM: theirs, DROP_IN: _installed(drop_in.install_into_megatron, pipeline,
+                                                      theirs, "install_into_megatron()")}
+    profile = job["cost_aware"]["profile"]
+    classes = {}
+    for variant in distributed_cases.COST_AWARE_VARIANTS:
+        fallback = variant == distributed_cases.FALLBACK
+        classes[variant] = _installed(
+            lambda fallback=fallback: drop_in.install_into_megatron(
+                cost_profile=profile, only_where_upstream_fails=fallback),
+            pipeline, theirs, f"install_into_megatron(cost_profile={profile!r}, "
+                              f"only_where_upstream_fails={fallback})")
+    return classes
+
+
+def _runs(case, schedulers, theirs):
+    """(name, scheduler class, look up?) of the case's wrap_data_iterator
+    calls, in order: every variant; in the cost-aware mode the references
+    (upstream's class returning the expected schedule) first, not looked
+    up."""
+    expected = case.get("cost_aware")
+    references = expected["references"] if expected else []
+    runs = [(f"{REFERENCE} {index}", _given(theirs, schedule), False)
+            for index, schedule in enumerate(references)]
+    return runs + [(variant, cls, True) for variant, cls in schedulers.items()]
+
+
 def main(argv):
     """Runs this rank's cases (argv: JOB_FILE RANK); returns the exit status
     (4: the ranks went out of step)."""
@@ -211,16 +287,14 @@ def main(argv):
     theirs = pipeline.scheduler_map["default_dynamic_cp"]
     runtime = runtime_upstream.load(job["megatron"], pipeline)
     shims = shims + runtime.shims
-    drop_in = _load_drop_in(job["drop_in"])
-    ours = drop_in.install_into_megatron()
-    if ours is theirs or not issubclass(ours, pipeline.loaded.dynamic_cp_scheduler):
-        raise RuntimeError("install_into_megatron() did not register a subclass of the "
-                           "checkout's DefaultDynamicCPScheduler")
+    schedulers = _schedulers(job, pipeline, theirs, _load_drop_in(job["drop_in"]))
     group_cache = {}
     dynamic_cache = {}  # (tp, cp, min_cp) -> start_groups' answer
+    classes = {variant: cls.__qualname__ for variant, cls in schedulers.items()}
+    if "cost_aware" in job:
+        classes[REFERENCE] = _given(theirs, []).__qualname__
     results = {"rank": rank, "shims": shims, "stand_ins": list(pipeline_upstream.STAND_INS),
-               "torch": torch.__version__, "cases": [],
-               "classes": {UPSTREAM: theirs.__qualname__, DROP_IN: ours.__qualname__}}
+               "torch": torch.__version__, "cases": [], "classes": classes}
     for case in job["cases"]:
         key = (case["tp"], case["cp"])
         if key not in group_cache:
@@ -231,7 +305,7 @@ def main(argv):
             dynamic_cache[dynamic_key] = runtime_upstream.start_groups(
                 runtime, world, case["tp"], case["min_cp_size"])
         entry = {"index": case["index"]}
-        for variant, cls in ((UPSTREAM, theirs), (DROP_IN, ours)):
+        for variant, cls, looked_up in _runs(case, schedulers, theirs):
             kept = []
             record, schedule = _run_case(pipeline, cls, case, group_cache[key], timing, kept)
             entry[variant] = record
@@ -241,7 +315,7 @@ def main(argv):
                 results["cases"].append(entry)
                 out.write_text(json.dumps(results))
                 return 4
-            if not timing and "error" not in record:
+            if looked_up and not timing and "error" not in record:
                 record["lookup"] = _lookups(runtime, case, group_cache[key],
                                             dynamic_cache[dynamic_key], record, kept, schedule)
         results["cases"].append(entry)

@@ -18,8 +18,11 @@ import torch
 
 # Tensors up to this many elements are recorded with their values.
 SMALL = 64
-# Fields of a record that are measurements, not results: never compared.
-NOT_COMPARED = ("seconds", "run_seconds", "scheduler_seconds", "scheduler_calls")
+# Fields of a record that are measurements, or the harness's own checks of
+# the run (did the scheduler get the generated batch?), not results: never
+# compared.
+NOT_COMPARED = ("seconds", "run_seconds", "scheduler_seconds", "scheduler_calls",
+                "batch_as_generated")
 
 
 def value(value):  # pylint: disable=redefined-outer-name
