@@ -186,6 +186,24 @@ def _print_every(found, out) -> None:
         print(f"    {source}: {line}", file=out)
 
 
+def _count_of_problems(count) -> str:
+    """'1 problem', 'N problems'."""
+    return f"{count} problem{'s' if count != 1 else ''}"
+
+
+def _print_class(header, found, shown, details, out) -> None:
+    """Prints one class: `header`, its smallest problem shrunk, the
+    `details` lines, the commands that run it, where it was found and, with
+    --all-differences, every problem."""
+    print(header, file=out)
+    print(f"  smallest, shrunk: {shown.problem.line()}", file=out)
+    for line in details:
+        print(f"  {line}", file=out)
+    _print_commands(shown.problem, found.check, out)
+    print(f"  found in {found.source}", file=out)
+    _print_every(found, out)
+
+
 def _report_classes(classes: Classes, worker, timeout, out, prefix="") -> None:
     """Prints every class of findings once: its count, its smallest problem
     shrunk within the class, what each side did there, and how to run it.
@@ -193,23 +211,14 @@ def _report_classes(classes: Classes, worker, timeout, out, prefix="") -> None:
     run = _outcome_of(worker, timeout)
     for found in classes.of_kind(checks.DIFFER):
         shown = Classes.shrunk(found, run)
-        print(f"{prefix}differ: {found.check}: {found.label}: {found.count} "
-              f"problem{'s' if found.count != 1 else ''}", file=out)
-        print(f"  smallest, shrunk: {shown.problem.line()}", file=out)
-        print(f"  {shown.describe()}", file=out)
-        _print_commands(shown.problem, found.check, out)
-        print(f"  found in {found.source}", file=out)
-        _print_every(found, out)
+        _print_class(f"{prefix}differ: {found.check}: {found.label}: "
+                     f"{_count_of_problems(found.count)}", found, shown, [shown.describe()], out)
     for found in classes.of_kind(checks.UPSTREAM_FAILS):
         shown = Classes.shrunk(found, run)
-        print(f"{prefix}upstream fails where dcpsched schedules: {found.check}: {found.label}: "
-              f"{found.count} problem{'s' if found.count != 1 else ''}", file=out)
-        print(f"  smallest, shrunk: {shown.problem.line()}", file=out)
-        print(f"  upstream raises {shown.upstream.error}", file=out)
-        print(f"  dcpsched returns {_clip(repr(shown.dcpsched.value))}", file=out)
-        _print_commands(shown.problem, found.check, out)
-        print(f"  found in {found.source}", file=out)
-        _print_every(found, out)
+        _print_class(f"{prefix}upstream fails where dcpsched schedules: {found.check}: "
+                     f"{found.label}: {_count_of_problems(found.count)}", found, shown,
+                     [f"upstream raises {shown.upstream.error}",
+                      f"dcpsched returns {_clip(repr(shown.dcpsched.value))}"], out)
     for found in classes.of_kind(checks.RUNTIME_CANNOT_RUN):
         shown = Classes.shrunk(found, run)
         print(f"{prefix}runtime cannot run: {found.check}: {shown.problem.line()}", file=out)
@@ -217,7 +226,7 @@ def _report_classes(classes: Classes, worker, timeout, out, prefix="") -> None:
         print(f"  its runtime: {shown.runtime_broken}", file=out)
         print(f"  dcpsched: {shown.dcpsched.error}", file=out)
         print(f"  found in {found.source}; {found.smallest.problem.line()[:200]}", file=out)
-        print(f"  {found.count} problem{'s' if found.count != 1 else ''} of this class; "
+        print(f"  {_count_of_problems(found.count)} of this class; "
               f"run it: {reproduce.command(shown.problem, found.check)}", file=out)
         _print_every(found, out)
 
