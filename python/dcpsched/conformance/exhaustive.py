@@ -52,7 +52,7 @@ FIELDS = ("G", "n", "lens", "mslpr", "min_cp", "vpp", "max_num_seqs")
 NAMED_SETS = {
     "test": "G=1..16 n=0..4 lens=1,m-1,m,m+1,2m-1,2m,2m+1,4m mslpr=4 min_cp=1,2 "
             "vpp=none,2 max_num_seqs=none,1",
-    "test-sanitized": "G=1..16 n=0..3 lens=1,m-1,m,m+1,2m-1,2m,2m+1,4m mslpr=4 min_cp=1,2 "
+    "test-sanitized": "G=1..16 n=0..3 lens=1,m,m+1,2m+1,4m mslpr=4 min_cp=1,2 "
                       "vpp=none,2 max_num_seqs=none,1",
     "nightly": "G=1..16 n=0..5 lens=1,m-1,m,m+1,2m-1,2m,2m+1,4m mslpr=4,64 min_cp=1,2,4 "
                "vpp=none,2,3 max_num_seqs=none,1,2",
