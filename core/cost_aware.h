@@ -38,9 +38,10 @@
 // communication beyond what the profile models (the shipped profiles are
 // compute only); the len^2 work cap, which a measured profile replaces.
 //
-// Time: 7 to 30 plans, each O(n log n + groups x free ranks), plus
-// packing-aware's own run. On 8192 samples at G = 512 about 31 ms of CPU
-// against packing-aware's 1.6 ms (docs/cost_aware.md).
+// Time: a plan per target tried (5 on 8192 samples at G = 512, up to about
+// 30 on small batches), each O(n log n + groups x free ranks), plus
+// packing-aware's own run. On 8192 samples at G = 512 about 11 ms of CPU
+// against packing-aware's 1.5 ms (docs/cost_aware.md).
 
 #ifndef DCPSCHED_CORE_COST_AWARE_H_
 #define DCPSCHED_CORE_COST_AWARE_H_

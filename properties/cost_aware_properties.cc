@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/checker.h"
 #include "core/compact_schedule.h"
@@ -93,6 +94,41 @@ RC_GTEST_PROP(CostAwareProperties, NeverSlowerThanRunnablePackingAware, ()) {
   RC_ASSERT(result.ok());
   RC_ASSERT(result->step_seconds <= StepSeconds(problem, *packing_aware, profile));
   RC_ASSERT(result->packing_aware_step_seconds.has_value());
+}
+
+// The result says whose schedule it is, truly: packing-aware's (bit for bit,
+// with its time) where that is runnable and not slower, ties included; its
+// own plan only where strictly faster, or where packing-aware has no
+// runnable schedule, whose reason then quotes packing-aware's error.
+RC_GTEST_PROP(CostAwareProperties, TheResultSaysWhoseScheduleItIs, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = AnyProfile();
+  const absl::StatusOr<CostAwareResult> result = ScheduleChecked(problem, profile);
+  RC_PRE(result.ok());
+  const absl::StatusOr<CompactSchedule> packing_aware =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  if (!packing_aware.ok()) {
+    RC_ASSERT(result->source == CostAwareSource::kPlanned);
+    RC_ASSERT(!result->packing_aware_step_seconds.has_value());
+    RC_ASSERT(absl::StartsWith(result->reason, "planned: "));
+    RC_ASSERT(absl::StrContains(
+        result->reason, absl::StrCat("; packing-aware has no runnable schedule here (",
+                                     packing_aware.status().message(), ")")));
+    return;
+  }
+  const double packing_seconds = StepSeconds(problem, *packing_aware, profile);
+  RC_ASSERT(result->packing_aware_step_seconds.has_value());
+  RC_ASSERT(*result->packing_aware_step_seconds == packing_seconds);
+  if (result->source == CostAwareSource::kPackingAware) {
+    RC_ASSERT(result->schedule == *packing_aware);
+    RC_ASSERT(result->step_seconds == packing_seconds);
+    RC_ASSERT(absl::StartsWith(result->reason, "packing_aware: "));
+  } else {
+    RC_ASSERT(result->step_seconds < packing_seconds);
+    RC_ASSERT(absl::StartsWith(result->reason, "planned: "));
+    RC_ASSERT(absl::StrContains(result->reason, "against packing-aware's"));
+  }
 }
 
 RC_GTEST_PROP(CostAwareProperties, NeverFasterThanTheBound, ()) {
