@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/compact_schedule.h"
+#include "core/cost_aware_fallback.h"
 #include "core/cost_aware_plan.h"
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
@@ -41,12 +42,6 @@ constexpr int kMaxTargetsWithoutGain = 1;
 // Batches with at most this many samples x runtime sizes also try wider
 // groups for every sample.
 constexpr std::size_t kMaxWideningWork = 1024;
-// Microbatch counts the fallback tries.
-constexpr std::int64_t kMaxFallbackCounts = 16;
-
-std::int64_t VppGroup(const DynamicCpOptions& options) {
-  return options.vpp_group.has_value() && *options.vpp_group > 1 ? *options.vpp_group : 1;
-}
 
 // The targets to try: +infinity (tokens alone), then from the slowest
 // sample at its smallest size down to the longest sample at its fastest.
@@ -119,49 +114,6 @@ BestPlan PlanOverTargets(SampleCosts& costs) {
   return best;
 }
 
-// The samples spread over `count` microbatches, longest first, each to the
-// one with the fewest tokens so far.
-std::vector<std::vector<std::size_t>> SpreadOver(const SampleCosts& costs,
-                                                 std::int64_t count) {
-  std::vector<std::size_t> order(costs.sample_count());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return costs.sample(a).len > costs.sample(b).len;
-  });
-  std::vector<std::vector<std::size_t>> members(static_cast<std::size_t>(count));
-  std::vector<std::int64_t> tokens(members.size(), 0);
-  for (const std::size_t i : order) {
-    const std::size_t m = static_cast<std::size_t>(
-        std::min_element(tokens.begin(), tokens.end()) - tokens.begin());
-    members[m].push_back(i);
-    tokens[m] += costs.sample(i).len;
-  }
-  return members;
-}
-
-// The fallback where no target reaches a multiple of vpp_group: the
-// fastest of the samples spread over multiples of it, from the fewest the
-// token budget allows to the most the samples allow.
-std::optional<Plan> PlanOverCounts(SampleCosts& costs) {
-  const DynamicCpOptions& options = costs.options();
-  const std::int64_t vpp = VppGroup(options);
-  std::int64_t tokens = 0;
-  for (std::size_t i = 0; i < costs.sample_count(); ++i) tokens += costs.sample(i).len;
-  const std::int64_t capacity = options.total_gpus * options.max_seq_len_per_rank;
-  const std::int64_t fewest = std::max<std::int64_t>(1, (tokens + capacity - 1) / capacity);
-  const std::int64_t low = (fewest + vpp - 1) / vpp;
-  const std::int64_t high = static_cast<std::int64_t>(costs.sample_count()) / vpp;
-  std::optional<Plan> best;
-  if (low > high) return best;
-  const std::int64_t stride = std::max<std::int64_t>(1, (high - low) / kMaxFallbackCounts);
-  for (std::int64_t multiple = high; multiple >= low; multiple -= stride) {
-    Plan plan = PlanForPartition(costs, SpreadOver(costs, multiple * vpp));
-    if (static_cast<std::int64_t>(plan.microbatches.size()) % vpp != 0) continue;
-    if (!best.has_value() || plan.step_seconds < best->step_seconds) best = std::move(plan);
-  }
-  return best;
-}
-
 std::string Milliseconds(double seconds) {
   return absl::StrFormat("%.3f ms", seconds * 1e3);
 }
@@ -206,7 +158,7 @@ absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> sampl
   }
   if (absl::Status status = ValidateCostProfile(profile); !status.ok()) return status;
   if (samples.empty()) return CostAwareResult{.reason = "planned: no samples"};
-  const std::int64_t vpp = VppGroup(options);
+  const std::int64_t vpp = MicrobatchCountMultiple(options);
   if (static_cast<std::int64_t>(samples.size()) < vpp) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cost_aware cannot schedule ", samples.size(), " samples into a multiple of vpp_group=",
@@ -216,7 +168,7 @@ absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> sampl
 
   SampleCosts costs(samples, options, profile);
   BestPlan best = PlanOverTargets(costs);
-  if (!best.plan.has_value()) best.plan = PlanOverCounts(costs);
+  if (!best.plan.has_value()) best.plan = PlanOverMicrobatchCounts(costs);
   absl::StatusOr<CompactSchedule> upstream =
       cost_aware.keep_packing_aware_if_faster
           ? RunnableUpstream(samples, options)

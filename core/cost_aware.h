@@ -29,8 +29,8 @@
 // microbatches of runtime blocks, and free ranks are filled by splitting or
 // widening groups. It keeps the fastest plan, then the faster of that and
 // packing-aware's runnable schedule. Where no target reaches a multiple of
-// vpp_group, it spreads the samples over the largest such count of
-// microbatches, longest first.
+// vpp_group, it falls back to spreading the samples over such counts
+// (core/cost_aware_fallback.h).
 //
 // What it does not attempt: a proven optimum (the exhaustive oracle,
 // oracle/exhaustive_time_oracle.h, measures the gap on tiny instances);

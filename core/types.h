@@ -63,6 +63,12 @@ struct DynamicCpOptions {
                          const DynamicCpOptions&) = default;
 };
 
+// What the number of microbatches must be a multiple of: vpp_group where
+// it is set and > 1, else 1.
+inline std::int64_t MicrobatchCountMultiple(const DynamicCpOptions& options) {
+  return options.vpp_group.has_value() && *options.vpp_group > 1 ? *options.vpp_group : 1;
+}
+
 // A dynamic-CP scheduling problem: one global batch and its options.
 struct DynamicCpProblem {
   std::vector<Sample> samples;

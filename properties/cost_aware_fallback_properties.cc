@@ -1,0 +1,220 @@
+// Properties of the cost-aware scheduler's fallback over microbatch counts
+// (core/cost_aware_fallback.h): the spread puts every sample once, longest
+// first, each on the microbatch that was lightest when it came; the
+// fallback's plan keeps every invariant but the work cap (5) at a count
+// that is a multiple of vpp_group; it is the fastest plan over every count
+// the header names (computed here from the batch, not from the fallback's
+// code), and none where none of them is a multiple; and the scheduler
+// returns a schedule wherever the fallback finds one.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "core/checker.h"
+#include "core/compact_schedule.h"
+#include "core/cost_aware.h"
+#include "core/cost_aware_fallback.h"
+#include "core/cost_aware_plan.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
+#include "core/sample_costs.h"
+#include "core/types.h"
+#include "properties/generators.h"
+#include "properties/profile_generators.h"
+#include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
+
+namespace dcpsched::properties {
+namespace {
+
+// Relative slack for floating-point sums that agree in exact arithmetic.
+constexpr double kRelativeSlack = 1e-9;
+
+CostProfile AnyProfile() {
+  return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
+}
+
+// A small problem where the counts matter: G up to 16 (non-powers of two
+// among them), a budget of 1 to 512 tokens so the batch often needs more
+// than one microbatch, VPP groups of 2 to 4, max_num_seqs 1 or 2 in half of
+// them, and up to 40 samples that fit G ranks.
+rc::Gen<DynamicCpProblem> GenCountBoundProblem() {
+  return rc::gen::exec([] {
+    DynamicCpProblem problem;
+    problem.options.total_gpus = *rc::gen::inRange<std::int64_t>(1, 17);
+    problem.options.max_seq_len_per_rank =
+        *rc::gen::element<std::int64_t>(1, 2, 5, 8, 64, 512);
+    if (*rc::gen::arbitrary<bool>()) {
+      problem.options.vpp_group = *rc::gen::inRange<std::int64_t>(2, 5);
+    }
+    if (*rc::gen::arbitrary<bool>()) {
+      problem.options.max_num_seqs = *rc::gen::inRange<std::int64_t>(1, 3);
+    }
+    std::int64_t widest = 1;
+    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
+    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
+    const int count = *rc::gen::inRange(1, 41);
+    for (int i = 0; i < count; ++i) {
+      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
+    }
+    return problem;
+  });
+}
+
+DynamicCpProblem AnyProblem() {
+  return *rc::gen::arbitrary<bool>() ? *GenCountBoundProblem() : *GenValidProblem();
+}
+
+std::int64_t Len(const SampleCosts& costs, std::size_t i) { return costs.sample(i).len; }
+
+RC_GTEST_PROP(CostAwareFallbackProperties,
+              SpreadOverMicrobatchesPutsEachSampleOnceLongestFirstOnTheLightest, ()) {
+  const DynamicCpProblem problem = AnyProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = ShippedProfile();
+  const SampleCosts costs(problem.samples, problem.options, profile);
+  const std::int64_t count =
+      *rc::gen::inRange<std::int64_t>(1, static_cast<std::int64_t>(problem.samples.size()) + 1);
+  const std::vector<std::vector<std::size_t>> spread = SpreadOverMicrobatches(costs, count);
+  RC_ASSERT(static_cast<std::int64_t>(spread.size()) == count);
+  std::vector<int> seen(problem.samples.size(), 0);
+  std::vector<std::int64_t> tokens;
+  for (const std::vector<std::size_t>& members : spread) {
+    // No more microbatches than samples: the lightest is empty until each
+    // has one.
+    RC_ASSERT(!members.empty());
+    std::int64_t sum = 0;
+    for (std::size_t p = 0; p < members.size(); ++p) {
+      RC_ASSERT(members[p] < problem.samples.size());
+      ++seen[members[p]];
+      sum += Len(costs, members[p]);
+      if (p > 0) {
+        const std::size_t a = members[p - 1];
+        const std::size_t b = members[p];
+        RC_ASSERT(Len(costs, a) > Len(costs, b) || (Len(costs, a) == Len(costs, b) && a < b));
+      }
+    }
+    tokens.push_back(sum);
+  }
+  for (const int times : seen) RC_ASSERT(times == 1);
+  // Each microbatch's last sample came when it was the lightest: without
+  // that sample it holds no more than any other holds in the end.
+  const std::int64_t lightest = *std::min_element(tokens.begin(), tokens.end());
+  for (std::size_t m = 0; m < spread.size(); ++m) {
+    RC_ASSERT(tokens[m] - Len(costs, spread[m].back()) <= lightest);
+  }
+}
+
+// The plan's microbatches as the checker sees them, at a count that is a
+// multiple of vpp_group, with the time the plan says.
+void CheckFallbackPlan(const DynamicCpProblem& problem, const CostProfile& profile,
+                       const SampleCosts& costs, const Plan& plan) {
+  RC_ASSERT(static_cast<std::int64_t>(plan.microbatches.size()) %
+                MicrobatchCountMultiple(problem.options) ==
+            0);
+  const CompactSchedule schedule = PlanToCompact(costs, plan);
+  for (const Violation& violation :
+       FindViolations(problem.samples, schedule, problem.options)) {
+    if (violation.invariant == Invariant::kWorkCap) continue;
+    RC_FAIL(absl::StrCat("invariant ", static_cast<int>(violation.invariant), " (",
+                         InvariantName(violation.invariant), "): ", violation.message));
+  }
+  const absl::StatusOr<double> seconds = MeasureStepSeconds(problem.samples, schedule, profile);
+  RC_ASSERT(seconds.ok());
+  RC_ASSERT(std::abs(plan.step_seconds - *seconds) <= kRelativeSlack * *seconds);
+}
+
+RC_GTEST_PROP(CostAwareFallbackProperties,
+              PlanOverMicrobatchCountsKeepsEveryInvariantButTheWorkCap, ()) {
+  const DynamicCpProblem problem = AnyProblem();
+  const CostProfile profile = AnyProfile();
+  SampleCosts costs(problem.samples, problem.options, profile);
+  const std::optional<Plan> plan = PlanOverMicrobatchCounts(costs);
+  RC_TAG(plan.has_value() ? "a plan" : "none");
+  if (plan.has_value()) CheckFallbackPlan(problem, profile, costs, *plan);
+}
+
+// The counts the header names, from the batch alone: multiples of
+// vpp_group from the fewest the token budget allows, rounded up, to the
+// number of samples. Where they are fewer than 33, every one is tried.
+RC_GTEST_PROP(CostAwareFallbackProperties, PlanOverMicrobatchCountsIsTheFastestOverTheCounts,
+              ()) {
+  const DynamicCpProblem problem = AnyProblem();
+  const CostProfile profile = AnyProfile();
+  const std::int64_t multiple = MicrobatchCountMultiple(problem.options);
+  std::int64_t tokens = 0;
+  for (const Sample& sample : problem.samples) tokens += sample.len;
+  const std::int64_t capacity =
+      problem.options.total_gpus * problem.options.max_seq_len_per_rank;
+  std::int64_t fewest = 1;
+  while (fewest * capacity < tokens) ++fewest;
+  std::vector<std::int64_t> counts;
+  for (std::int64_t count = multiple;
+       count <= static_cast<std::int64_t>(problem.samples.size()); count += multiple) {
+    if (count >= fewest) counts.push_back(count);
+  }
+  RC_PRE(counts.size() <= 32);
+  SampleCosts costs(problem.samples, problem.options, profile);
+  std::optional<double> fastest;
+  for (const std::int64_t count : counts) {
+    const Plan plan = PlanForPartition(costs, SpreadOverMicrobatches(costs, count));
+    if (static_cast<std::int64_t>(plan.microbatches.size()) % multiple != 0) continue;
+    if (!fastest.has_value() || plan.step_seconds < *fastest) fastest = plan.step_seconds;
+  }
+  const std::optional<Plan> plan = PlanOverMicrobatchCounts(costs);
+  RC_TAG(counts.empty() ? "no count" : fastest.has_value() ? "a plan" : "none aligned");
+  RC_ASSERT(plan.has_value() == fastest.has_value());
+  if (plan.has_value()) RC_ASSERT(plan->step_seconds == *fastest);
+}
+
+// A problem where the targets' plans may all end at one sample per
+// microbatch and a count that is no multiple of vpp_group: G that is not a
+// power of two, a budget of a few tokens, max_num_seqs 1, a VPP group of 2
+// to 4 and few samples.
+rc::Gen<DynamicCpProblem> GenFallbackProneProblem() {
+  return rc::gen::exec([] {
+    DynamicCpProblem problem;
+    problem.options.total_gpus = *rc::gen::element<std::int64_t>(6, 10, 10, 10, 12, 14);
+    problem.options.max_seq_len_per_rank = *rc::gen::inRange<std::int64_t>(1, 9);
+    problem.options.vpp_group = *rc::gen::inRange<std::int64_t>(2, 5);
+    problem.options.max_num_seqs = 1;
+    std::int64_t widest = 1;
+    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
+    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
+    const int count = *rc::gen::inRange(static_cast<int>(*problem.options.vpp_group), 13);
+    for (int i = 0; i < count; ++i) {
+      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
+    }
+    return problem;
+  });
+}
+
+// Wherever the fallback finds a plan, the scheduler (its planner alone, so
+// packing-aware's schedule cannot stand in) returns a schedule.
+RC_GTEST_PROP(CostAwareFallbackProperties, TheSchedulerSchedulesWhereTheFallbackDoes, ()) {
+  const DynamicCpProblem problem =
+      *rc::gen::inRange(0, 4) > 0 ? *GenFallbackProneProblem() : AnyProblem();
+  const CostProfile profile = ShippedProfile();
+  SampleCosts costs(problem.samples, problem.options, profile);
+  const std::optional<Plan> fallback = PlanOverMicrobatchCounts(costs);
+  const absl::StatusOr<CostAwareResult> result =
+      ScheduleCostAware(problem.samples, problem.options, profile,
+                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+  RC_TAG(!fallback.has_value() ? "no fallback plan"
+         : result.ok()          ? "scheduled"
+                                : "refused");
+  if (!fallback.has_value()) return;
+  RC_ASSERT(result.ok());
+}
+
+}  // namespace
+}  // namespace dcpsched::properties
