@@ -433,6 +433,32 @@ std::pair<PlannedMicrobatch, PlannedMicrobatch> SplitMicrobatch(
   return {std::move(first), std::move(second)};
 }
 
+// `microbatch` (>= 2 groups) as its fastest group alone and the rest: the
+// other split where halves by ranks cannot both be filled (at G = 5, four
+// one-rank samples under max_num_seqs 1 fill 3 + 1 microbatches, not 2 + 2).
+std::pair<PlannedMicrobatch, PlannedMicrobatch> PeelFastestGroup(
+    PlannedMicrobatch microbatch) {
+  std::stable_sort(microbatch.groups.begin(), microbatch.groups.end(),
+                   [](const PlannedGroup& a, const PlannedGroup& b) {
+                     return a.seconds > b.seconds;
+                   });
+  PlannedMicrobatch fastest;
+  fastest.groups.push_back(std::move(microbatch.groups.back()));
+  microbatch.groups.pop_back();
+  return {std::move(microbatch), std::move(fastest)};
+}
+
+// Both halves filled: two microbatches, or more where a half had to go on
+// all G ranks.
+std::vector<PlannedMicrobatch> FillHalves(
+    SampleCosts& costs, std::pair<PlannedMicrobatch, PlannedMicrobatch> halves) {
+  std::vector<PlannedMicrobatch> parts = Fill(costs, std::move(halves.first));
+  for (PlannedMicrobatch& part : Fill(costs, std::move(halves.second))) {
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 // Step 5: splits microbatches until their number is a multiple of vpp_group.
 absl::Status AlignToVpp(SampleCosts& costs, std::vector<PlannedMicrobatch>& microbatches) {
   const std::optional<std::int64_t>& vpp = costs.options().vpp_group;
@@ -453,10 +479,12 @@ absl::Status AlignToVpp(SampleCosts& costs, std::vector<PlannedMicrobatch>& micr
           "vpp_group=",
           *vpp));
     }
-    auto [first, second] = SplitMicrobatch(costs, std::move(microbatches[chosen]));
-    std::vector<PlannedMicrobatch> parts = Fill(costs, std::move(first));
-    for (PlannedMicrobatch& part : Fill(costs, std::move(second))) {
-      parts.push_back(std::move(part));
+    std::vector<PlannedMicrobatch> parts =
+        FillHalves(costs, SplitMicrobatch(costs, microbatches[chosen]));
+    if (parts.size() > 2 && microbatches[chosen].groups.size() >= 2) {
+      std::vector<PlannedMicrobatch> peeled =
+          FillHalves(costs, PeelFastestGroup(std::move(microbatches[chosen])));
+      if (peeled.size() < parts.size()) parts = std::move(peeled);
     }
     microbatches[chosen] = std::move(parts[0]);
     for (std::size_t p = 1; p < parts.size(); ++p) {

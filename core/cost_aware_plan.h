@@ -22,7 +22,9 @@
 //     (G not a power of two), its samples go on all G ranks, in as many
 //     microbatches as the token budget and max_num_seqs need;
 //  5. splits microbatches (the one with the most samples first) until their
-//     number is a multiple of vpp_group.
+//     number is a multiple of vpp_group: into halves by ranks, or, where a
+//     half then has to go on all G ranks, into its fastest group and the
+//     rest, if that makes fewer microbatches.
 // Groups are laid out largest first, so each starts at a multiple of its
 // size: every group is one of the runtime's aligned blocks (invariant 11).
 
