@@ -8,6 +8,7 @@
 // kOracleGapTolerance of it; it finds a schedule wherever the oracle does.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -179,6 +180,42 @@ RC_GTEST_PROP(CostAwareProperties, ThePlanAloneKeepsEveryInvariantButTheWorkCap,
     RC_FAIL(absl::StrCat("invariant ", static_cast<int>(violation.invariant), ": ",
                          violation.message));
   }
+}
+
+// `profile` with every time multiplied by 2^power: the curves' seconds
+// scaled, the bandwidths divided. A power of two scales a double exactly.
+CostProfile ScaledProfile(CostProfile profile, int power) {
+  const double factor = std::ldexp(1.0, power);
+  for (MeasuredCurve* curve :
+       {&profile.causal_attention, &profile.full_attention, &profile.non_attention}) {
+    for (double& seconds : curve->seconds) seconds *= factor;
+  }
+  if (profile.communication.has_value()) {
+    profile.communication->intra_node_gb_per_s /= factor;
+    profile.communication->inter_node_gb_per_s /= factor;
+  }
+  return profile;
+}
+
+// The scheduler compares times only with each other (its targets are
+// fractions of the batch's own times), so a profile whose every time is 2^k
+// times as long gives the same schedule, from the same source, in 2^k times
+// the step time.
+RC_GTEST_PROP(CostAwareProperties, TheScheduleDoesNotDependOnTheUnitOfTime, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const CostProfile profile = AnyProfile();
+  const int power = *rc::gen::inRange(-12, 13);
+  const CostProfile scaled = ScaledProfile(profile, power);
+  RC_PRE(ValidateCostProfile(scaled).ok());
+  const absl::StatusOr<CostAwareResult> result =
+      ScheduleCostAware(problem.samples, problem.options, profile);
+  const absl::StatusOr<CostAwareResult> scaled_result =
+      ScheduleCostAware(problem.samples, problem.options, scaled);
+  RC_ASSERT(result.ok() == scaled_result.ok());
+  if (!result.ok()) return;
+  RC_ASSERT(scaled_result->schedule == result->schedule);
+  RC_ASSERT(scaled_result->source == result->source);
+  RC_ASSERT(scaled_result->step_seconds == std::ldexp(result->step_seconds, power));
 }
 
 // Lognormal batches on G that is not a power of two, with VPP: where
