@@ -32,6 +32,8 @@ constexpr std::size_t kStackTries = 2;
 constexpr std::size_t kRecentGroups = 4;
 // How many microbatches, from the first with a free rank, a group may try.
 constexpr std::size_t kMicrobatchWindow = 64;
+// How many moves the search for a fill tries where the greedy moves fail.
+constexpr std::size_t kFillSearchMoves = 256;
 
 // Recomputes `group`'s per-rank sums from its members, in member order (the
 // order in which MeasureScheduleTime and the checker add them).
@@ -366,6 +368,52 @@ bool FillByMoves(SampleCosts& costs, PlannedMicrobatch& microbatch) {
   return true;
 }
 
+// Step 4 where the moves, made greedily, leave free ranks that no group fits
+// (G not a power of two: at G = 5, whose groups have 1, 2 or 5 ranks, two
+// one-rank groups widened to two leave one rank free): the same moves
+// searched depth first, from `microbatch` with `free` ranks free, at most
+// `budget` moves in all, keeping in `best` the fastest microbatch found
+// with no free rank.
+void SearchFills(SampleCosts& costs, const PlannedMicrobatch& microbatch, std::int64_t free,
+                 std::size_t& budget, std::optional<PlannedMicrobatch>& best) {
+  if (free == 0) {
+    if (!best.has_value() || MicrobatchSeconds(microbatch) < MicrobatchSeconds(*best)) {
+      best = microbatch;
+    }
+    return;
+  }
+  for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
+    const PlannedGroup& group = microbatch.groups[g];
+    if (group.size > free) continue;
+    // Every move of `group` uses group.size free ranks.
+    const GroupMoves moves = MovesOf(costs, group);
+    if (moves.split.has_value()) {
+      if (budget == 0) return;
+      --budget;
+      PlannedMicrobatch next = microbatch;
+      next.groups[g] = moves.split->first;
+      next.groups.push_back(moves.split->second);
+      SearchFills(costs, next, free - group.size, budget, best);
+    }
+    if (moves.widened.has_value()) {
+      if (budget == 0) return;
+      --budget;
+      PlannedMicrobatch next = microbatch;
+      next.groups[g] = *moves.widened;
+      SearchFills(costs, next, free - group.size, budget, best);
+    }
+  }
+}
+
+std::optional<PlannedMicrobatch> FillBySearch(SampleCosts& costs,
+                                              const PlannedMicrobatch& microbatch) {
+  std::size_t budget = kFillSearchMoves;
+  std::optional<PlannedMicrobatch> best;
+  SearchFills(costs, microbatch, costs.options().total_gpus - UsedRanks(microbatch), budget,
+              best);
+  return best;
+}
+
 // The samples of `microbatch` on all G ranks, in as many microbatches as
 // the token budget and max_num_seqs need.
 std::vector<PlannedMicrobatch> OnAllRanks(SampleCosts& costs,
@@ -387,7 +435,16 @@ std::vector<PlannedMicrobatch> OnAllRanks(SampleCosts& costs,
 // Step 4 for one microbatch: the filled microbatch, or more than one when
 // its samples had to go on all G ranks.
 std::vector<PlannedMicrobatch> Fill(SampleCosts& costs, PlannedMicrobatch microbatch) {
-  if (!FillByMoves(costs, microbatch)) return OnAllRanks(costs, microbatch);
+  if (UsedRanks(microbatch) < costs.options().total_gpus) {
+    PlannedMicrobatch moved = microbatch;
+    if (FillByMoves(costs, moved)) {
+      microbatch = std::move(moved);
+    } else if (std::optional<PlannedMicrobatch> searched = FillBySearch(costs, microbatch)) {
+      microbatch = *std::move(searched);
+    } else {
+      return OnAllRanks(costs, moved);
+    }
+  }
   std::vector<PlannedMicrobatch> filled;
   filled.push_back(std::move(microbatch));
   return filled;

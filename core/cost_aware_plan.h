@@ -18,9 +18,11 @@
 //     microbatch takes as long as its slowest group;
 //  4. fills each microbatch's free ranks by the move that leaves it fastest:
 //     splitting a group of several samples into two, or doubling a group's
-//     size where the runtime has the doubled size; where neither can fill it
-//     (G not a power of two), its samples go on all G ranks, in as many
-//     microbatches as the token budget and max_num_seqs need;
+//     size where the runtime has the doubled size; where those moves, made
+//     greedily, leave free ranks that no group fits (G not a power of two),
+//     the fastest fill a bounded search over the same moves finds; where
+//     none, its samples go on all G ranks, in as many microbatches as the
+//     token budget and max_num_seqs need;
 //  5. splits microbatches (the one with the most samples first) until their
 //     number is a multiple of vpp_group: into halves by ranks, or, where a
 //     half then has to go on all G ranks, into its fastest group and the
