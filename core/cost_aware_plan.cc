@@ -370,12 +370,14 @@ bool FillByMoves(SampleCosts& costs, PlannedMicrobatch& microbatch) {
 
 // Step 4 where the moves, made greedily, leave free ranks that no group fits
 // (G not a power of two: at G = 5, whose groups have 1, 2 or 5 ranks, two
-// one-rank groups widened to two leave one rank free): the same moves
-// searched depth first, from `microbatch` with `free` ranks free, at most
-// `budget` moves in all, keeping in `best` the fastest microbatch found
-// with no free rank.
-void SearchFills(SampleCosts& costs, const PlannedMicrobatch& microbatch, std::int64_t free,
-                 std::size_t& budget, std::optional<PlannedMicrobatch>& best) {
+// one-rank groups widened to two leave one rank free): the same moves, and
+// a sample leaving its group for one of its own (no smaller than
+// sizes()[floor]), searched depth first from `microbatch` with `free` ranks
+// free, at most `budget` moves in all, keeping in `best` the fastest
+// microbatch found with no free rank.
+void SearchFills(SampleCosts& costs, std::size_t floor, const PlannedMicrobatch& microbatch,
+                 std::int64_t free, std::size_t& budget,
+                 std::optional<PlannedMicrobatch>& best) {
   if (free == 0) {
     if (!best.has_value() || MicrobatchSeconds(microbatch) < MicrobatchSeconds(*best)) {
       best = microbatch;
@@ -393,24 +395,45 @@ void SearchFills(SampleCosts& costs, const PlannedMicrobatch& microbatch, std::i
       PlannedMicrobatch next = microbatch;
       next.groups[g] = moves.split->first;
       next.groups.push_back(moves.split->second);
-      SearchFills(costs, next, free - group.size, budget, best);
+      SearchFills(costs, floor, next, free - group.size, budget, best);
     }
     if (moves.widened.has_value()) {
       if (budget == 0) return;
       --budget;
       PlannedMicrobatch next = microbatch;
       next.groups[g] = *moves.widened;
-      SearchFills(costs, next, free - group.size, budget, best);
+      SearchFills(costs, floor, next, free - group.size, budget, best);
+    }
+  }
+  // And one more move: a sample leaves a group of several for a group of
+  // its own at its smallest size (at G = 7, whose groups have 1, 2 or 7
+  // ranks, a one-token sample stacked beside a long one on two ranks fills
+  // the last rank alone).
+  for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
+    const PlannedGroup& group = microbatch.groups[g];
+    if (group.members.size() < 2) continue;
+    for (std::size_t p = 0; p < group.members.size(); ++p) {
+      const std::size_t i = group.members[p];
+      const std::int64_t size = costs.sizes()[std::max(costs.first_size(i), floor)];
+      if (size > free) continue;
+      if (budget == 0) return;
+      --budget;
+      std::vector<std::size_t> rest = group.members;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(p));
+      PlannedMicrobatch next = microbatch;
+      next.groups[g] = MakeGroup(costs, group.size, std::move(rest));
+      next.groups.push_back(MakeGroup(costs, size, {i}));
+      SearchFills(costs, floor, next, free - size, budget, best);
     }
   }
 }
 
-std::optional<PlannedMicrobatch> FillBySearch(SampleCosts& costs,
+std::optional<PlannedMicrobatch> FillBySearch(SampleCosts& costs, std::size_t floor,
                                               const PlannedMicrobatch& microbatch) {
   std::size_t budget = kFillSearchMoves;
   std::optional<PlannedMicrobatch> best;
-  SearchFills(costs, microbatch, costs.options().total_gpus - UsedRanks(microbatch), budget,
-              best);
+  SearchFills(costs, floor, microbatch, costs.options().total_gpus - UsedRanks(microbatch),
+              budget, best);
   return best;
 }
 
@@ -434,12 +457,13 @@ std::vector<PlannedMicrobatch> OnAllRanks(SampleCosts& costs,
 
 // Step 4 for one microbatch: the filled microbatch, or more than one when
 // its samples had to go on all G ranks.
-std::vector<PlannedMicrobatch> Fill(SampleCosts& costs, PlannedMicrobatch microbatch) {
+std::vector<PlannedMicrobatch> Fill(SampleCosts& costs, std::size_t floor,
+                                    PlannedMicrobatch microbatch) {
   if (UsedRanks(microbatch) < costs.options().total_gpus) {
     PlannedMicrobatch moved = microbatch;
     if (FillByMoves(costs, moved)) {
       microbatch = std::move(moved);
-    } else if (std::optional<PlannedMicrobatch> searched = FillBySearch(costs, microbatch)) {
+    } else if (std::optional<PlannedMicrobatch> searched = FillBySearch(costs, floor, microbatch)) {
       microbatch = *std::move(searched);
     } else {
       return OnAllRanks(costs, moved);
@@ -450,12 +474,12 @@ std::vector<PlannedMicrobatch> Fill(SampleCosts& costs, PlannedMicrobatch microb
   return filled;
 }
 
-std::vector<PlannedMicrobatch> FillAll(SampleCosts& costs,
+std::vector<PlannedMicrobatch> FillAll(SampleCosts& costs, std::size_t floor,
                                        std::vector<PlannedMicrobatch> microbatches) {
   std::vector<PlannedMicrobatch> filled;
   filled.reserve(microbatches.size());
   for (PlannedMicrobatch& microbatch : microbatches) {
-    for (PlannedMicrobatch& part : Fill(costs, std::move(microbatch))) {
+    for (PlannedMicrobatch& part : Fill(costs, floor, std::move(microbatch))) {
       filled.push_back(std::move(part));
     }
   }
@@ -490,34 +514,40 @@ std::pair<PlannedMicrobatch, PlannedMicrobatch> SplitMicrobatch(
   return {std::move(first), std::move(second)};
 }
 
-// `microbatch` (>= 2 groups) as its fastest group alone and the rest: the
-// other split where halves by ranks cannot both be filled (at G = 5, four
+// `microbatch` (>= 2 groups) as its group g alone and the rest: the other
+// splits where halves by ranks cannot both be filled (at G = 5, four
 // one-rank samples under max_num_seqs 1 fill 3 + 1 microbatches, not 2 + 2).
-std::pair<PlannedMicrobatch, PlannedMicrobatch> PeelFastestGroup(
-    PlannedMicrobatch microbatch) {
-  std::stable_sort(microbatch.groups.begin(), microbatch.groups.end(),
-                   [](const PlannedGroup& a, const PlannedGroup& b) {
-                     return a.seconds > b.seconds;
-                   });
-  PlannedMicrobatch fastest;
-  fastest.groups.push_back(std::move(microbatch.groups.back()));
-  microbatch.groups.pop_back();
-  return {std::move(microbatch), std::move(fastest)};
+std::pair<PlannedMicrobatch, PlannedMicrobatch> PeelGroup(PlannedMicrobatch microbatch,
+                                                          std::size_t g) {
+  PlannedMicrobatch alone;
+  alone.groups.push_back(std::move(microbatch.groups[g]));
+  microbatch.groups.erase(microbatch.groups.begin() + static_cast<std::ptrdiff_t>(g));
+  return {std::move(microbatch), std::move(alone)};
+}
+
+double SecondsOf(const std::vector<PlannedMicrobatch>& microbatches) {
+  double seconds = 0.0;
+  for (const PlannedMicrobatch& microbatch : microbatches) {
+    seconds += MicrobatchSeconds(microbatch);
+  }
+  return seconds;
 }
 
 // Both halves filled: two microbatches, or more where a half had to go on
 // all G ranks.
 std::vector<PlannedMicrobatch> FillHalves(
-    SampleCosts& costs, std::pair<PlannedMicrobatch, PlannedMicrobatch> halves) {
-  std::vector<PlannedMicrobatch> parts = Fill(costs, std::move(halves.first));
-  for (PlannedMicrobatch& part : Fill(costs, std::move(halves.second))) {
+    SampleCosts& costs, std::size_t floor,
+    std::pair<PlannedMicrobatch, PlannedMicrobatch> halves) {
+  std::vector<PlannedMicrobatch> parts = Fill(costs, floor, std::move(halves.first));
+  for (PlannedMicrobatch& part : Fill(costs, floor, std::move(halves.second))) {
     parts.push_back(std::move(part));
   }
   return parts;
 }
 
 // Step 5: splits microbatches until their number is a multiple of vpp_group.
-absl::Status AlignToVpp(SampleCosts& costs, std::vector<PlannedMicrobatch>& microbatches) {
+absl::Status AlignToVpp(SampleCosts& costs, std::size_t floor,
+                        std::vector<PlannedMicrobatch>& microbatches) {
   const std::optional<std::int64_t>& vpp = costs.options().vpp_group;
   if (!vpp.has_value() || *vpp <= 1) return absl::OkStatus();
   while (static_cast<std::int64_t>(microbatches.size()) % *vpp != 0) {
@@ -537,11 +567,18 @@ absl::Status AlignToVpp(SampleCosts& costs, std::vector<PlannedMicrobatch>& micr
           *vpp));
     }
     std::vector<PlannedMicrobatch> parts =
-        FillHalves(costs, SplitMicrobatch(costs, microbatches[chosen]));
-    if (parts.size() > 2 && microbatches[chosen].groups.size() >= 2) {
+        FillHalves(costs, floor, SplitMicrobatch(costs, microbatches[chosen]));
+    // Where a half had to go on all G ranks, the split with one group
+    // alone that makes the fewest microbatches, then the fastest.
+    const std::size_t groups = microbatches[chosen].groups.size();
+    const bool on_all_ranks = parts.size() > 2;
+    for (std::size_t g = 0; on_all_ranks && groups >= 2 && g < groups; ++g) {
       std::vector<PlannedMicrobatch> peeled =
-          FillHalves(costs, PeelFastestGroup(std::move(microbatches[chosen])));
-      if (peeled.size() < parts.size()) parts = std::move(peeled);
+          FillHalves(costs, floor, PeelGroup(microbatches[chosen], g));
+      if (peeled.size() < parts.size() ||
+          (peeled.size() == parts.size() && SecondsOf(peeled) < SecondsOf(parts))) {
+        parts = std::move(peeled);
+      }
     }
     microbatches[chosen] = std::move(parts[0]);
     for (std::size_t p = 1; p < parts.size(); ++p) {
@@ -569,11 +606,14 @@ Plan Finish(std::vector<PlannedMicrobatch> microbatches) {
 absl::StatusOr<Plan> PlanForTarget(SampleCosts& costs, double target_seconds,
                                    std::size_t smallest_size) {
   const std::vector<std::size_t> sizes = ChooseSizes(costs, target_seconds, smallest_size);
-  std::vector<PlannedMicrobatch> microbatches = FillAll(
-      costs, PackMicrobatches(StackGroups(costs, costs.SmallestSizeOrder(), sizes,
-                                          target_seconds, /*presorted=*/true),
-                              costs.options().total_gpus));
-  if (absl::Status status = AlignToVpp(costs, microbatches); !status.ok()) return status;
+  std::vector<PlannedMicrobatch> microbatches =
+      FillAll(costs, smallest_size,
+              PackMicrobatches(StackGroups(costs, costs.SmallestSizeOrder(), sizes,
+                                           target_seconds, /*presorted=*/true),
+                               costs.options().total_gpus));
+  if (absl::Status status = AlignToVpp(costs, smallest_size, microbatches); !status.ok()) {
+    return status;
+  }
   return Finish(std::move(microbatches));
 }
 
@@ -588,7 +628,7 @@ Plan PlanForPartition(SampleCosts& costs,
                                       std::numeric_limits<double>::infinity(),
                                       /*presorted=*/false),
                           costs.options().total_gpus)) {
-      for (PlannedMicrobatch& filled : Fill(costs, std::move(packed))) {
+      for (PlannedMicrobatch& filled : Fill(costs, 0, std::move(packed))) {
         microbatches.push_back(std::move(filled));
       }
     }
