@@ -20,14 +20,21 @@
 // sample's CP size and which samples share a microbatch, not filling wide
 // groups with short samples.
 //
-// How. It tries a range of targets T for a microbatch's time, from the
-// slowest sample at its smallest size down to the longest sample at its
-// fastest size, geometrically, then finer around the best. For each T it
-// plans a schedule (core/cost_aware_plan.h): each sample takes the smallest
+// How. It plans a schedule for each of a series of targets T, a time per
+// microbatch (core/cost_aware_plan.h: each sample takes the smallest
 // runtime size at which it alone fits under T, samples of a size stack into
 // groups under T and the token budget, groups pack slowest first into
 // microbatches of runtime blocks, and free ranks are filled by splitting or
-// widening groups. It keeps the fastest plan, then the faster of that and
+// widening groups), and keeps the fastest plan, the first on ties. The
+// targets: +infinity (tokens alone), then 0.8, 0.8^2, ... times the slowest
+// sample alone at its smallest size, at most 24, down to the first below
+// the longest sample's fastest time alone; the descent stops at the first
+// target that finds nothing faster once a plan exists (below the best
+// target, samples only widen further). Batches of at most 1024 samples x
+// runtime sizes also try +infinity with every sample on at least each wider
+// size (with few samples, one rank's budget, not the time, decides the
+// count). Where the best plan came from a finite target T, it tries T x
+// 0.8^-0.5 and T x 0.8^0.5. Then it keeps the faster of that plan and
 // packing-aware's runnable schedule. Where no target reaches a multiple of
 // vpp_group, it falls back to spreading the samples over such counts
 // (core/cost_aware_fallback.h).

@@ -14,8 +14,8 @@
 // token budget allows (the batch's tokens over G x max_seq_len_per_rank,
 // rounded up), it spreads the samples over that many microbatches, longest
 // first, each to the one with the fewest tokens so far, and plans each
-// microbatch (PlanForPartition). It keeps the fastest plan whose count is
-// still a multiple (a microbatch that the budget or max_num_seqs cannot hold
+// microbatch (PlanForPartition). It keeps the fastest plan (the first, from
+// the most microbatches down, on ties) whose count is still a multiple (a microbatch that the budget or max_num_seqs cannot hold
 // is split, which can break the multiple). Where the most and the fewest
 // are 32 or more multiples apart, it steps by a sixteenth of the distance:
 // about 17 counts.

@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -144,8 +145,11 @@ RC_GTEST_PROP(CostAwareFallbackProperties,
 }
 
 // The counts the header names, from the batch alone: multiples of
-// vpp_group from the fewest the token budget allows, rounded up, to the
-// number of samples. Where they are fewer than 33, every one is tried.
+// vpp_group from the number of samples down to the fewest the token budget
+// allows, rounded up, every one where they are fewer than 33 multiples,
+// else every sixteenth of the distance. The fallback's plan is the first
+// fastest of them (from the most microbatches down) whose count stays a
+// multiple, or none where none does.
 RC_GTEST_PROP(CostAwareFallbackProperties, PlanOverMicrobatchCountsIsTheFastestOverTheCounts,
               ()) {
   const DynamicCpProblem problem = AnyProblem();
@@ -157,23 +161,31 @@ RC_GTEST_PROP(CostAwareFallbackProperties, PlanOverMicrobatchCountsIsTheFastestO
       problem.options.total_gpus * problem.options.max_seq_len_per_rank;
   std::int64_t fewest = 1;
   while (fewest * capacity < tokens) ++fewest;
+  std::int64_t lowest = 1;  // in multiples of vpp_group
+  while (lowest * multiple < fewest) ++lowest;
+  const std::int64_t highest = static_cast<std::int64_t>(problem.samples.size()) / multiple;
   std::vector<std::int64_t> counts;
-  for (std::int64_t count = multiple;
-       count <= static_cast<std::int64_t>(problem.samples.size()); count += multiple) {
-    if (count >= fewest) counts.push_back(count);
-  }
-  RC_PRE(counts.size() <= 32);
+  const std::int64_t distance = highest - lowest;
+  const std::int64_t stride = distance < 32 ? 1 : distance / 16;
+  for (std::int64_t m = highest; m >= lowest; m -= stride) counts.push_back(m * multiple);
   SampleCosts costs(problem.samples, problem.options, profile);
-  std::optional<double> fastest;
+  std::optional<Plan> fastest;
   for (const std::int64_t count : counts) {
-    const Plan plan = PlanForPartition(costs, SpreadOverMicrobatches(costs, count));
+    Plan plan = PlanForPartition(costs, SpreadOverMicrobatches(costs, count));
     if (static_cast<std::int64_t>(plan.microbatches.size()) % multiple != 0) continue;
-    if (!fastest.has_value() || plan.step_seconds < *fastest) fastest = plan.step_seconds;
+    if (!fastest.has_value() || plan.step_seconds < fastest->step_seconds) {
+      fastest = std::move(plan);
+    }
   }
   const std::optional<Plan> plan = PlanOverMicrobatchCounts(costs);
-  RC_TAG(counts.empty() ? "no count" : fastest.has_value() ? "a plan" : "none aligned");
+  RC_TAG(counts.empty()        ? "no count"
+         : !fastest.has_value() ? "none aligned"
+         : distance >= 32       ? "a plan, strided counts"
+                                : "a plan");
   RC_ASSERT(plan.has_value() == fastest.has_value());
-  if (plan.has_value()) RC_ASSERT(plan->step_seconds == *fastest);
+  if (!plan.has_value()) return;
+  RC_ASSERT(plan->step_seconds == fastest->step_seconds);
+  RC_ASSERT(PlanToCompact(costs, *plan) == PlanToCompact(costs, *fastest));
 }
 
 // A problem where the targets' plans may all end at one sample per

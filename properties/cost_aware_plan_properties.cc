@@ -1,0 +1,267 @@
+// Properties of the cost-aware planner (core/cost_aware_plan.h), plan by
+// plan, not only the one the scheduler keeps: at any target and any
+// smallest size, PlanForTarget's plan keeps every invariant but the work
+// cap (5) at a multiple of vpp_group, says its step time as
+// MeasureStepSeconds measures it, and lists its microbatches slowest
+// first; PlanForPartition does the same for any partition of the samples,
+// with no microbatch holding samples of two parts. And the scheduler
+// (core/cost_aware.h), its planner alone, is never slower than the plans
+// its header says it always tries (+infinity, the first coarse target, and
+// on small batches every sample on wider groups), and returns exactly the
+// plan that the search its header describes, run here from PlanForTarget,
+// keeps.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "core/checker.h"
+#include "core/compact_schedule.h"
+#include "core/cost_aware.h"
+#include "core/cost_aware_fallback.h"
+#include "core/cost_aware_plan.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
+#include "core/sample_costs.h"
+#include "core/types.h"
+#include "properties/generators.h"
+#include "properties/profile_generators.h"
+#include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
+
+namespace dcpsched::properties {
+namespace {
+
+// Relative slack for floating-point sums that agree in exact arithmetic.
+constexpr double kRelativeSlack = 1e-9;
+
+CostProfile AnyProfile() {
+  return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
+}
+
+// `plan`'s schedule keeps every invariant but 5, at a multiple of
+// vpp_group, its step time is the measured one and its microbatches come
+// slowest first.
+void CheckPlan(const DynamicCpProblem& problem, const CostProfile& profile,
+               const SampleCosts& costs, const Plan& plan) {
+  RC_ASSERT(static_cast<std::int64_t>(plan.microbatches.size()) %
+                MicrobatchCountMultiple(problem.options) ==
+            0);
+  const CompactSchedule schedule = PlanToCompact(costs, plan);
+  for (const Violation& violation :
+       FindViolations(problem.samples, schedule, problem.options)) {
+    if (violation.invariant == Invariant::kWorkCap) continue;
+    RC_FAIL(absl::StrCat("invariant ", static_cast<int>(violation.invariant), " (",
+                         InvariantName(violation.invariant), "): ", violation.message));
+  }
+  const absl::StatusOr<ScheduleTime> time =
+      MeasureScheduleTime(problem.samples, schedule, profile,
+                          {.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  RC_ASSERT(time.ok());
+  RC_ASSERT(std::abs(plan.step_seconds - time->step_seconds) <=
+            kRelativeSlack * time->step_seconds);
+  for (std::size_t m = 1; m < time->microbatches.size(); ++m) {
+    RC_ASSERT(time->microbatches[m - 1].max_seconds >=
+              time->microbatches[m].max_seconds * (1.0 - kRelativeSlack));
+  }
+}
+
+// A target anywhere from a tenth of the fastest sample alone to ten times
+// the slowest, or +infinity.
+double GenTarget(SampleCosts& costs) {
+  if (*rc::gen::inRange(0, 4) == 0) return std::numeric_limits<double>::infinity();
+  double fastest = std::numeric_limits<double>::infinity();
+  double slowest = 0.0;
+  for (std::size_t i = 0; i < costs.sample_count(); ++i) {
+    for (std::size_t k = costs.first_size(i); k < costs.sizes().size(); ++k) {
+      fastest = std::min(fastest, costs.Alone(i, k));
+      slowest = std::max(slowest, costs.Alone(i, k));
+    }
+  }
+  const double position = *rc::gen::inRange(0, 1001) / 1000.0;
+  return std::exp(std::log(fastest / 10) + position * std::log(100 * slowest / fastest));
+}
+
+RC_GTEST_PROP(CostAwarePlanProperties, PlanForTargetKeepsEveryInvariantButTheWorkCap, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = AnyProfile();
+  SampleCosts costs(problem.samples, problem.options, profile);
+  const double target = GenTarget(costs);
+  const std::size_t smallest = static_cast<std::size_t>(
+      *rc::gen::inRange<int>(0, static_cast<int>(costs.sizes().size())));
+  const absl::StatusOr<Plan> plan = PlanForTarget(costs, target, smallest);
+  RC_TAG(plan.ok() ? "a plan" : "no multiple of vpp_group");
+  if (!plan.ok()) {
+    RC_ASSERT(plan.status().code() == absl::StatusCode::kFailedPrecondition);
+    return;
+  }
+  CheckPlan(problem, profile, costs, *plan);
+  // No sample on fewer ranks than the smallest size asked for, where it
+  // could use that size.
+  const CompactSchedule schedule = PlanToCompact(costs, *plan);
+  std::map<std::int64_t, std::int64_t> size_of;
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    for (const CpGroupIds& group : microbatch.groups) {
+      for (const std::int64_t id : group.ids) size_of[id] = group.size;
+    }
+  }
+  for (std::size_t i = 0; i < costs.sample_count(); ++i) {
+    RC_ASSERT(size_of.at(costs.sample(i).id) >=
+              costs.sizes()[std::max(smallest, costs.first_size(i))]);
+  }
+}
+
+RC_GTEST_PROP(CostAwarePlanProperties, PlanForPartitionKeepsEveryInvariantAndThePartition,
+              ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = AnyProfile();
+  SampleCosts costs(problem.samples, problem.options, profile);
+  const int parts = *rc::gen::inRange(1, static_cast<int>(problem.samples.size()) + 1);
+  std::vector<std::vector<std::size_t>> members(static_cast<std::size_t>(parts));
+  std::vector<int> part_of(problem.samples.size());
+  for (std::size_t i = 0; i < problem.samples.size(); ++i) {
+    part_of[i] = i < members.size() ? static_cast<int>(i) : *rc::gen::inRange(0, parts);
+    members[static_cast<std::size_t>(part_of[i])].push_back(i);
+  }
+  const Plan plan = PlanForPartition(costs, members);
+  // PlanForPartition promises no VPP multiple: check the rest.
+  DynamicCpProblem unaligned = problem;
+  unaligned.options.vpp_group.reset();
+  CheckPlan(unaligned, profile, costs, plan);
+  RC_ASSERT(plan.microbatches.size() >= members.size());
+  std::map<std::int64_t, int> part_by_id;
+  for (std::size_t i = 0; i < problem.samples.size(); ++i) {
+    part_by_id[problem.samples[i].id] = part_of[i];
+  }
+  for (const CompactMicrobatch& microbatch : PlanToCompact(costs, plan).microbatches) {
+    const int part = part_by_id.at(microbatch.groups.front().ids.front());
+    for (const CpGroupIds& group : microbatch.groups) {
+      for (const std::int64_t id : group.ids) RC_ASSERT(part_by_id.at(id) == part);
+    }
+  }
+}
+
+// The plans cost_aware.h says the scheduler always tries.
+RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerIsNeverSlowerThanThePlansItAlwaysTries,
+              ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = AnyProfile();
+  const absl::StatusOr<CostAwareResult> result =
+      ScheduleCostAware(problem.samples, problem.options, profile,
+                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+  SampleCosts costs(problem.samples, problem.options, profile);
+  double slowest_alone = 0.0;
+  for (std::size_t i = 0; i < costs.sample_count(); ++i) {
+    slowest_alone = std::max(slowest_alone, costs.Alone(i, costs.first_size(i)));
+  }
+  const double infinity = std::numeric_limits<double>::infinity();
+  std::vector<absl::StatusOr<Plan>> tried;
+  tried.push_back(PlanForTarget(costs, infinity));
+  tried.push_back(PlanForTarget(costs, slowest_alone * 0.8));
+  if (costs.sample_count() * costs.sizes().size() <= 1024) {
+    for (std::size_t smallest = 1; smallest < costs.sizes().size(); ++smallest) {
+      tried.push_back(PlanForTarget(costs, infinity, smallest));
+    }
+  }
+  for (const absl::StatusOr<Plan>& plan : tried) {
+    if (!plan.ok()) continue;
+    RC_ASSERT(result.ok());
+    RC_ASSERT(result->step_seconds <= plan->step_seconds * (1.0 + kRelativeSlack));
+  }
+}
+
+// The search of core/cost_aware.h, step by step, from PlanForTarget alone:
+// targets +infinity, then 0.8, 0.8^2, ... times the slowest sample alone at
+// its smallest size, at most 24, until the first below the longest sample's
+// fastest time alone (the first longest on ties), stopping at the first
+// target that finds nothing faster once a plan exists; on batches of at
+// most 1024 samples x sizes, +infinity with every sample on at least each
+// wider size; then, where the best came from a finite target T, T x
+// 0.8^-0.5 and T x 0.8^0.5. A plan replaces the best only when strictly
+// faster. Without a plan, the fallback's (core/cost_aware_fallback.h).
+struct SearchModel {
+  std::optional<Plan> best;
+  double best_target = 0.0;
+
+  void Try(SampleCosts& costs, double target, std::size_t smallest = 0) {
+    absl::StatusOr<Plan> plan = PlanForTarget(costs, target, smallest);
+    if (!plan.ok()) return;
+    if (best.has_value() && !(plan->step_seconds < best->step_seconds)) return;
+    best = *std::move(plan);
+    best_target = target;
+  }
+};
+
+std::optional<Plan> ModelSearch(SampleCosts& costs) {
+  constexpr double kRatio = 0.8;
+  const double infinity = std::numeric_limits<double>::infinity();
+  double top = 0.0;
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < costs.sample_count(); ++i) {
+    top = std::max(top, costs.Alone(i, costs.first_size(i)));
+    if (costs.sample(i).len > costs.sample(longest).len) longest = i;
+  }
+  double bottom = infinity;
+  for (std::size_t k = costs.first_size(longest); k < costs.sizes().size(); ++k) {
+    bottom = std::min(bottom, costs.Alone(longest, k));
+  }
+  std::vector<double> targets = {infinity};
+  double target = top;
+  for (int coarse = 0; coarse < 24; ++coarse) {
+    target *= kRatio;
+    targets.push_back(target);
+    if (target < bottom) break;
+  }
+  SearchModel search;
+  for (const double t : targets) {
+    const std::optional<double> before =
+        search.best.has_value() ? std::optional<double>(search.best->step_seconds)
+                                : std::nullopt;
+    search.Try(costs, t);
+    if (before.has_value() && search.best->step_seconds >= *before) break;
+  }
+  if (costs.sample_count() * costs.sizes().size() <= 1024) {
+    for (std::size_t smallest = 1; smallest < costs.sizes().size(); ++smallest) {
+      search.Try(costs, infinity, smallest);
+    }
+  }
+  if (search.best.has_value() && std::isfinite(search.best_target)) {
+    const double center = search.best_target;
+    search.Try(costs, center * std::pow(kRatio, -0.5));
+    search.Try(costs, center * std::pow(kRatio, 0.5));
+  }
+  if (!search.best.has_value()) return PlanOverMicrobatchCounts(costs);
+  return search.best;
+}
+
+RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearchItDescribes,
+              ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = AnyProfile();
+  const absl::StatusOr<CostAwareResult> result =
+      ScheduleCostAware(problem.samples, problem.options, profile,
+                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+  SampleCosts costs(problem.samples, problem.options, profile);
+  const std::optional<Plan> plan = ModelSearch(costs);
+  RC_TAG(plan.has_value() ? "a plan" : "none");
+  RC_ASSERT(result.ok() == plan.has_value());
+  if (!plan.has_value()) return;
+  RC_ASSERT(result->schedule == PlanToCompact(costs, *plan));
+}
+
+}  // namespace
+}  // namespace dcpsched::properties
