@@ -38,6 +38,20 @@ std::vector<std::vector<std::size_t>> SpreadOverMicrobatches(const SampleCosts& 
   return members;
 }
 
+std::vector<std::vector<std::size_t>> SpreadLongestAlone(const SampleCosts& costs,
+                                                         std::int64_t count) {
+  std::vector<std::size_t> order(costs.sample_count());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return costs.sample(a).len > costs.sample(b).len;
+  });
+  std::vector<std::vector<std::size_t>> members(static_cast<std::size_t>(count));
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    members[p + 1 < members.size() ? p + 1 : 0].push_back(order[p]);
+  }
+  return members;
+}
+
 std::optional<Plan> PlanOverMicrobatchCounts(SampleCosts& costs) {
   const DynamicCpOptions& options = costs.options();
   const std::int64_t vpp = MicrobatchCountMultiple(options);
@@ -51,9 +65,11 @@ std::optional<Plan> PlanOverMicrobatchCounts(SampleCosts& costs) {
   if (low > high) return best;
   const std::int64_t stride = std::max<std::int64_t>(1, (high - low) / kMaxFallbackCounts);
   for (std::int64_t multiple = high; multiple >= low; multiple -= stride) {
-    Plan plan = PlanForPartition(costs, SpreadOverMicrobatches(costs, multiple * vpp));
-    if (static_cast<std::int64_t>(plan.microbatches.size()) % vpp != 0) continue;
-    if (!best.has_value() || plan.step_seconds < best->step_seconds) best = std::move(plan);
+    for (const auto spread : {SpreadOverMicrobatches, SpreadLongestAlone}) {
+      Plan plan = PlanForPartition(costs, spread(costs, multiple * vpp));
+      if (static_cast<std::int64_t>(plan.microbatches.size()) % vpp != 0) continue;
+      if (!best.has_value() || plan.step_seconds < best->step_seconds) best = std::move(plan);
+    }
   }
   return best;
 }

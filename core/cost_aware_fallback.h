@@ -12,10 +12,14 @@
 // What it does. For each count that is a multiple of vpp_group, from the
 // most the samples allow (one sample per microbatch) down to the fewest the
 // token budget allows (the batch's tokens over G x max_seq_len_per_rank,
-// rounded up), it spreads the samples over that many microbatches, longest
-// first, each to the one with the fewest tokens so far, and plans each
-// microbatch (PlanForPartition). It keeps the fastest plan (the first, from
-// the most microbatches down, on ties) whose count is still a multiple (a microbatch that the budget or max_num_seqs cannot hold
+// rounded up), it spreads the samples over that many microbatches in two
+// ways and plans each microbatch (PlanForPartition): longest first, each to
+// the one with the fewest tokens so far; and the longest each alone, the
+// rest together in one (short samples fill the ranks that long ones leave:
+// at G = 5 under max_num_seqs 1, two 5502-token samples on mslpr 4096 and
+// three one-token ones fit only as 5502 + 1 + 1 + 1 and 5502). It keeps the
+// fastest plan (the first, from the most microbatches down, the balanced
+// spread first, on ties) whose count is still a multiple (a microbatch that the budget or max_num_seqs cannot hold
 // is split, which can break the multiple). Where the most and the fewest
 // are 32 or more multiples apart, it steps by a sixteenth of the distance:
 // about 17 counts.
@@ -43,8 +47,15 @@ namespace dcpsched {
 std::vector<std::vector<std::size_t>> SpreadOverMicrobatches(const SampleCosts& costs,
                                                              std::int64_t count);
 
-// The fastest plan over the counts above, or none where no count yields a
-// multiple of vpp_group (or the samples are fewer than the fewest count).
+// The samples in `count` (>= 1) microbatches: the count - 1 longest (ties
+// by index) each alone, from the second microbatch on, and every other
+// sample in the first, longest first.
+std::vector<std::vector<std::size_t>> SpreadLongestAlone(const SampleCosts& costs,
+                                                         std::int64_t count);
+
+// The fastest plan over the counts and spreads above, or none where no
+// count yields a multiple of vpp_group (or the samples are fewer than the
+// fewest count).
 std::optional<Plan> PlanOverMicrobatchCounts(SampleCosts& costs);
 
 }  // namespace dcpsched

@@ -1,11 +1,12 @@
 // Properties of the cost-aware scheduler's fallback over microbatch counts
-// (core/cost_aware_fallback.h): the spread puts every sample once, longest
-// first, each on the microbatch that was lightest when it came; the
+// (core/cost_aware_fallback.h): the balanced spread puts every sample once,
+// longest first, each on the microbatch that was lightest when it came, and
+// the other puts the longest each alone and the rest together; the
 // fallback's plan keeps every invariant but the work cap (5) at a count
-// that is a multiple of vpp_group; it is the fastest plan over every count
-// the header names (computed here from the batch, not from the fallback's
-// code), and none where none of them is a multiple; and the scheduler
-// returns a schedule wherever the fallback finds one.
+// that is a multiple of vpp_group; it is exactly the first fastest plan over
+// the counts and spreads the header names (computed here from the batch, not
+// from the fallback's code), and none where none of them is a multiple; and
+// the scheduler returns a schedule wherever the fallback finds one.
 
 #include <algorithm>
 #include <cmath>
@@ -115,6 +116,44 @@ RC_GTEST_PROP(CostAwareFallbackProperties,
   }
 }
 
+RC_GTEST_PROP(CostAwareFallbackProperties, SpreadLongestAlonePutsTheLongestEachAlone, ()) {
+  const DynamicCpProblem problem = AnyProblem();
+  RC_PRE(!problem.samples.empty());
+  const CostProfile profile = ShippedProfile();
+  const SampleCosts costs(problem.samples, problem.options, profile);
+  const std::int64_t count =
+      *rc::gen::inRange<std::int64_t>(1, static_cast<std::int64_t>(problem.samples.size()) + 1);
+  const std::vector<std::vector<std::size_t>> spread = SpreadLongestAlone(costs, count);
+  RC_ASSERT(static_cast<std::int64_t>(spread.size()) == count);
+  std::vector<int> seen(problem.samples.size(), 0);
+  for (const std::vector<std::size_t>& members : spread) {
+    RC_ASSERT(!members.empty());
+    for (std::size_t p = 0; p < members.size(); ++p) {
+      ++seen[members[p]];
+      if (p > 0) {
+        const std::size_t a = members[p - 1];
+        const std::size_t b = members[p];
+        RC_ASSERT(Len(costs, a) > Len(costs, b) || (Len(costs, a) == Len(costs, b) && a < b));
+      }
+    }
+  }
+  for (const int times : seen) RC_ASSERT(times == 1);
+  // From the second on, one sample each, in order, none shorter than (or,
+  // on a tie, after) any sample of the first.
+  for (std::size_t m = 1; m < spread.size(); ++m) {
+    RC_ASSERT(spread[m].size() == 1);
+    const std::size_t alone = spread[m][0];
+    if (m > 1) {
+      const std::size_t before = spread[m - 1][0];
+      RC_ASSERT(Len(costs, before) > Len(costs, alone) ||
+                (Len(costs, before) == Len(costs, alone) && before < alone));
+    }
+    const std::size_t first = spread[0][0];
+    RC_ASSERT(Len(costs, alone) > Len(costs, first) ||
+              (Len(costs, alone) == Len(costs, first) && alone < first));
+  }
+}
+
 // The plan's microbatches as the checker sees them, at a count that is a
 // multiple of vpp_group, with the time the plan says.
 void CheckFallbackPlan(const DynamicCpProblem& problem, const CostProfile& profile,
@@ -171,10 +210,12 @@ RC_GTEST_PROP(CostAwareFallbackProperties, PlanOverMicrobatchCountsIsTheFastestO
   SampleCosts costs(problem.samples, problem.options, profile);
   std::optional<Plan> fastest;
   for (const std::int64_t count : counts) {
-    Plan plan = PlanForPartition(costs, SpreadOverMicrobatches(costs, count));
-    if (static_cast<std::int64_t>(plan.microbatches.size()) % multiple != 0) continue;
-    if (!fastest.has_value() || plan.step_seconds < fastest->step_seconds) {
-      fastest = std::move(plan);
+    for (const auto spread : {SpreadOverMicrobatches, SpreadLongestAlone}) {
+      Plan plan = PlanForPartition(costs, spread(costs, count));
+      if (static_cast<std::int64_t>(plan.microbatches.size()) % multiple != 0) continue;
+      if (!fastest.has_value() || plan.step_seconds < fastest->step_seconds) {
+        fastest = std::move(plan);
+      }
     }
   }
   const std::optional<Plan> plan = PlanOverMicrobatchCounts(costs);
