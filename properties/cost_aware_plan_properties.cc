@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/checker.h"
 #include "core/compact_schedule.h"
@@ -191,21 +192,27 @@ RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerIsNeverSlowerThanThePlansItAl
 // most 1024 samples x sizes, +infinity with every sample on at least each
 // wider size; then, where the best came from a finite target T, T x
 // 0.8^-0.5 and T x 0.8^0.5. A plan replaces the best only when strictly
-// faster. Without a plan, the fallback's (core/cost_aware_fallback.h).
+// faster. Without a plan, the fallback's (core/cost_aware_fallback.h), and
+// without that, the last target's error.
 struct SearchModel {
   std::optional<Plan> best;
   double best_target = 0.0;
+  absl::Status last_error;
 
   void Try(SampleCosts& costs, double target, std::size_t smallest = 0) {
     absl::StatusOr<Plan> plan = PlanForTarget(costs, target, smallest);
-    if (!plan.ok()) return;
+    if (!plan.ok()) {
+      last_error = plan.status();
+      return;
+    }
     if (best.has_value() && !(plan->step_seconds < best->step_seconds)) return;
     best = *std::move(plan);
     best_target = target;
   }
 };
 
-std::optional<Plan> ModelSearch(SampleCosts& costs) {
+// The plan the search keeps, or the last target's error where none.
+absl::StatusOr<Plan> ModelSearch(SampleCosts& costs) {
   constexpr double kRatio = 0.8;
   const double infinity = std::numeric_limits<double>::infinity();
   double top = 0.0;
@@ -243,8 +250,10 @@ std::optional<Plan> ModelSearch(SampleCosts& costs) {
     search.Try(costs, center * std::pow(kRatio, -0.5));
     search.Try(costs, center * std::pow(kRatio, 0.5));
   }
-  if (!search.best.has_value()) return PlanOverMicrobatchCounts(costs);
-  return search.best;
+  if (search.best.has_value()) return *std::move(search.best);
+  std::optional<Plan> fallback = PlanOverMicrobatchCounts(costs);
+  if (fallback.has_value()) return *std::move(fallback);
+  return search.last_error;
 }
 
 RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearchItDescribes,
@@ -256,10 +265,20 @@ RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearc
       ScheduleCostAware(problem.samples, problem.options, profile,
                         CostAwareOptions{.keep_packing_aware_if_faster = false});
   SampleCosts costs(problem.samples, problem.options, profile);
-  const std::optional<Plan> plan = ModelSearch(costs);
-  RC_TAG(plan.has_value() ? "a plan" : "none");
-  RC_ASSERT(result.ok() == plan.has_value());
-  if (!plan.has_value()) return;
+  const absl::StatusOr<Plan> plan = ModelSearch(costs);
+  RC_TAG(plan.ok() ? "a plan" : "refused");
+  RC_ASSERT(result.ok() == plan.ok());
+  if (!plan.ok()) {
+    // The refusal says why: too few samples for vpp_group, before any
+    // plan, or else why the last target found no plan.
+    RC_ASSERT(absl::StrContains(
+        result.status().message(),
+        static_cast<std::int64_t>(problem.samples.size()) <
+                MicrobatchCountMultiple(problem.options)
+            ? "every microbatch needs at least one sample"
+            : plan.status().message()));
+    return;
+  }
   RC_ASSERT(result->schedule == PlanToCompact(costs, *plan));
 }
 
