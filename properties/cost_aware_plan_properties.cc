@@ -256,9 +256,31 @@ absl::StatusOr<Plan> ModelSearch(SampleCosts& costs) {
   return search.last_error;
 }
 
+// A batch at the edge of the widening sweep (1024 samples x runtime sizes):
+// G = 2, 8, 32 or 64 (2, 4, 6 or 7 sizes) and a sample count just below,
+// at, just above or twice the threshold.
+rc::Gen<DynamicCpProblem> GenWideningEdgeProblem() {
+  return rc::gen::exec([] {
+    DynamicCpProblem problem;
+    const int log2_gpus = *rc::gen::element(1, 3, 5, 6);
+    problem.options.total_gpus = std::int64_t{1} << log2_gpus;
+    problem.options.max_seq_len_per_rank = 4096;
+    const int sizes = log2_gpus + 1;
+    const int edge = 1024 / sizes;
+    const int count = *rc::gen::element(edge - 1, edge, edge + 1, 2 * edge);
+    const std::int64_t longest = problem.options.total_gpus * 4096;
+    for (int i = 0; i < count; ++i) {
+      problem.samples.push_back(
+          {i, std::min<std::int64_t>(longest, *rc::gen::inRange<std::int64_t>(1, 16384))});
+    }
+    return problem;
+  });
+}
+
 RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearchItDescribes,
               ()) {
-  const DynamicCpProblem problem = *GenValidProblem();
+  const DynamicCpProblem problem =
+      *rc::gen::inRange(0, 8) == 0 ? *GenWideningEdgeProblem() : *GenValidProblem();
   RC_PRE(!problem.samples.empty());
   const CostProfile profile = AnyProfile();
   const absl::StatusOr<CostAwareResult> result =

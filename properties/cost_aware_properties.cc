@@ -121,11 +121,22 @@ RC_GTEST_PROP(CostAwareProperties, TheResultSaysWhoseScheduleItIs, ()) {
   const double packing_seconds = StepSeconds(problem, *packing_aware, profile);
   RC_ASSERT(result->packing_aware_step_seconds.has_value());
   RC_ASSERT(*result->packing_aware_step_seconds == packing_seconds);
+  // The planner alone: packing-aware's is kept exactly where the plan is
+  // not strictly faster, and the reason says which case it is.
+  const absl::StatusOr<CostAwareResult> planned =
+      ScheduleCostAware(problem.samples, problem.options, profile,
+                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+  const bool plan_is_faster = planned.ok() && planned->step_seconds < packing_seconds;
+  RC_ASSERT((result->source == CostAwareSource::kPlanned) == plan_is_faster);
   if (result->source == CostAwareSource::kPackingAware) {
     RC_ASSERT(result->schedule == *packing_aware);
     RC_ASSERT(result->step_seconds == packing_seconds);
     RC_ASSERT(absl::StartsWith(result->reason, "packing_aware: "));
+    RC_ASSERT(absl::StrContains(result->reason, planned.ok()
+                                                    ? "is not slower than the plan's"
+                                                    : "no plan reached a multiple"));
   } else {
+    RC_ASSERT(result->schedule == planned->schedule);
     RC_ASSERT(result->step_seconds < packing_seconds);
     RC_ASSERT(absl::StartsWith(result->reason, "planned: "));
     RC_ASSERT(absl::StrContains(result->reason, "against packing-aware's"));
