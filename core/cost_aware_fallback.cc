@@ -18,15 +18,21 @@ namespace {
 // (at least 1).
 constexpr std::int64_t kMaxFallbackCounts = 16;
 
-}  // namespace
-
-std::vector<std::vector<std::size_t>> SpreadOverMicrobatches(const SampleCosts& costs,
-                                                             std::int64_t count) {
+// The samples' indices, longest first, ties by index.
+std::vector<std::size_t> LongestFirst(const SampleCosts& costs) {
   std::vector<std::size_t> order(costs.sample_count());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return costs.sample(a).len > costs.sample(b).len;
   });
+  return order;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::size_t>> SpreadOverMicrobatches(const SampleCosts& costs,
+                                                             std::int64_t count) {
+  const std::vector<std::size_t> order = LongestFirst(costs);
   std::vector<std::vector<std::size_t>> members(static_cast<std::size_t>(count));
   std::vector<std::int64_t> tokens(members.size(), 0);
   for (const std::size_t i : order) {
@@ -40,11 +46,7 @@ std::vector<std::vector<std::size_t>> SpreadOverMicrobatches(const SampleCosts& 
 
 std::vector<std::vector<std::size_t>> SpreadLongestAlone(const SampleCosts& costs,
                                                          std::int64_t count) {
-  std::vector<std::size_t> order(costs.sample_count());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return costs.sample(a).len > costs.sample(b).len;
-  });
+  const std::vector<std::size_t> order = LongestFirst(costs);
   std::vector<std::vector<std::size_t>> members(static_cast<std::size_t>(count));
   for (std::size_t p = 0; p < order.size(); ++p) {
     members[p + 1 < members.size() ? p + 1 : 0].push_back(order[p]);

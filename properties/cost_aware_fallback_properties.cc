@@ -30,6 +30,7 @@
 #include "core/gpu_time.h"
 #include "core/sample_costs.h"
 #include "core/types.h"
+#include "properties/cost_aware_plan_checks.h"
 #include "properties/generators.h"
 #include "properties/profile_generators.h"
 #include "gtest/gtest.h"
@@ -37,9 +38,6 @@
 
 namespace dcpsched::properties {
 namespace {
-
-// Relative slack for floating-point sums that agree in exact arithmetic.
-constexpr double kRelativeSlack = 1e-9;
 
 CostProfile AnyProfile() {
   return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
@@ -78,6 +76,27 @@ DynamicCpProblem AnyProblem() {
 
 std::int64_t Len(const SampleCosts& costs, std::size_t i) { return costs.sample(i).len; }
 
+// `spread` holds `count` microbatches, none empty, each sample of `costs`
+// once, each microbatch's samples longest first (ties by index).
+void CheckSpread(const SampleCosts& costs, std::int64_t count,
+                 const std::vector<std::vector<std::size_t>>& spread) {
+  RC_ASSERT(static_cast<std::int64_t>(spread.size()) == count);
+  std::vector<int> seen(costs.sample_count(), 0);
+  for (const std::vector<std::size_t>& members : spread) {
+    RC_ASSERT(!members.empty());
+    for (std::size_t p = 0; p < members.size(); ++p) {
+      RC_ASSERT(members[p] < costs.sample_count());
+      ++seen[members[p]];
+      if (p > 0) {
+        const std::size_t a = members[p - 1];
+        const std::size_t b = members[p];
+        RC_ASSERT(Len(costs, a) > Len(costs, b) || (Len(costs, a) == Len(costs, b) && a < b));
+      }
+    }
+  }
+  for (const int times : seen) RC_ASSERT(times == 1);
+}
+
 RC_GTEST_PROP(CostAwareFallbackProperties,
               SpreadOverMicrobatchesPutsEachSampleOnceLongestFirstOnTheLightest, ()) {
   const DynamicCpProblem problem = AnyProblem();
@@ -87,27 +106,15 @@ RC_GTEST_PROP(CostAwareFallbackProperties,
   const std::int64_t count =
       *rc::gen::inRange<std::int64_t>(1, static_cast<std::int64_t>(problem.samples.size()) + 1);
   const std::vector<std::vector<std::size_t>> spread = SpreadOverMicrobatches(costs, count);
-  RC_ASSERT(static_cast<std::int64_t>(spread.size()) == count);
-  std::vector<int> seen(problem.samples.size(), 0);
+  // No more microbatches than samples: the lightest is empty until each has
+  // one.
+  CheckSpread(costs, count, spread);
   std::vector<std::int64_t> tokens;
   for (const std::vector<std::size_t>& members : spread) {
-    // No more microbatches than samples: the lightest is empty until each
-    // has one.
-    RC_ASSERT(!members.empty());
     std::int64_t sum = 0;
-    for (std::size_t p = 0; p < members.size(); ++p) {
-      RC_ASSERT(members[p] < problem.samples.size());
-      ++seen[members[p]];
-      sum += Len(costs, members[p]);
-      if (p > 0) {
-        const std::size_t a = members[p - 1];
-        const std::size_t b = members[p];
-        RC_ASSERT(Len(costs, a) > Len(costs, b) || (Len(costs, a) == Len(costs, b) && a < b));
-      }
-    }
+    for (const std::size_t i : members) sum += Len(costs, i);
     tokens.push_back(sum);
   }
-  for (const int times : seen) RC_ASSERT(times == 1);
   // Each microbatch's last sample came when it was the lightest: without
   // that sample it holds no more than any other holds in the end.
   const std::int64_t lightest = *std::min_element(tokens.begin(), tokens.end());
@@ -124,20 +131,7 @@ RC_GTEST_PROP(CostAwareFallbackProperties, SpreadLongestAlonePutsTheLongestEachA
   const std::int64_t count =
       *rc::gen::inRange<std::int64_t>(1, static_cast<std::int64_t>(problem.samples.size()) + 1);
   const std::vector<std::vector<std::size_t>> spread = SpreadLongestAlone(costs, count);
-  RC_ASSERT(static_cast<std::int64_t>(spread.size()) == count);
-  std::vector<int> seen(problem.samples.size(), 0);
-  for (const std::vector<std::size_t>& members : spread) {
-    RC_ASSERT(!members.empty());
-    for (std::size_t p = 0; p < members.size(); ++p) {
-      ++seen[members[p]];
-      if (p > 0) {
-        const std::size_t a = members[p - 1];
-        const std::size_t b = members[p];
-        RC_ASSERT(Len(costs, a) > Len(costs, b) || (Len(costs, a) == Len(costs, b) && a < b));
-      }
-    }
-  }
-  for (const int times : seen) RC_ASSERT(times == 1);
+  CheckSpread(costs, count, spread);
   // From the second on, one sample each, in order, none shorter than (or,
   // on a tie, after) any sample of the first.
   for (std::size_t m = 1; m < spread.size(); ++m) {
@@ -154,25 +148,6 @@ RC_GTEST_PROP(CostAwareFallbackProperties, SpreadLongestAlonePutsTheLongestEachA
   }
 }
 
-// The plan's microbatches as the checker sees them, at a count that is a
-// multiple of vpp_group, with the time the plan says.
-void CheckFallbackPlan(const DynamicCpProblem& problem, const CostProfile& profile,
-                       const SampleCosts& costs, const Plan& plan) {
-  RC_ASSERT(static_cast<std::int64_t>(plan.microbatches.size()) %
-                MicrobatchCountMultiple(problem.options) ==
-            0);
-  const CompactSchedule schedule = PlanToCompact(costs, plan);
-  for (const Violation& violation :
-       FindViolations(problem.samples, schedule, problem.options)) {
-    if (violation.invariant == Invariant::kWorkCap) continue;
-    RC_FAIL(absl::StrCat("invariant ", static_cast<int>(violation.invariant), " (",
-                         InvariantName(violation.invariant), "): ", violation.message));
-  }
-  const absl::StatusOr<double> seconds = MeasureStepSeconds(problem.samples, schedule, profile);
-  RC_ASSERT(seconds.ok());
-  RC_ASSERT(std::abs(plan.step_seconds - *seconds) <= kRelativeSlack * *seconds);
-}
-
 RC_GTEST_PROP(CostAwareFallbackProperties,
               PlanOverMicrobatchCountsKeepsEveryInvariantButTheWorkCap, ()) {
   const DynamicCpProblem problem = AnyProblem();
@@ -180,7 +155,7 @@ RC_GTEST_PROP(CostAwareFallbackProperties,
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::optional<Plan> plan = PlanOverMicrobatchCounts(costs);
   RC_TAG(plan.has_value() ? "a plan" : "none");
-  if (plan.has_value()) CheckFallbackPlan(problem, profile, costs, *plan);
+  if (plan.has_value()) CheckPlan(problem, profile, costs, *plan);
 }
 
 // The counts the header names, from the batch alone: multiples of
@@ -260,8 +235,7 @@ RC_GTEST_PROP(CostAwareFallbackProperties, TheSchedulerSchedulesWhereTheFallback
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::optional<Plan> fallback = PlanOverMicrobatchCounts(costs);
   const absl::StatusOr<CostAwareResult> result =
-      ScheduleCostAware(problem.samples, problem.options, profile,
-                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+      SchedulePlannerAlone(problem, profile);
   RC_TAG(!fallback.has_value() ? "no fallback plan"
          : result.ok()          ? "scheduled"
                                 : "refused");

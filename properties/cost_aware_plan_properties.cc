@@ -35,6 +35,7 @@
 #include "core/gpu_time.h"
 #include "core/sample_costs.h"
 #include "core/types.h"
+#include "properties/cost_aware_plan_checks.h"
 #include "properties/generators.h"
 #include "properties/profile_generators.h"
 #include "gtest/gtest.h"
@@ -48,33 +49,6 @@ constexpr double kRelativeSlack = 1e-9;
 
 CostProfile AnyProfile() {
   return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
-}
-
-// `plan`'s schedule keeps every invariant but 5, at a multiple of
-// vpp_group, its step time is the measured one and its microbatches come
-// slowest first.
-void CheckPlan(const DynamicCpProblem& problem, const CostProfile& profile,
-               const SampleCosts& costs, const Plan& plan) {
-  RC_ASSERT(static_cast<std::int64_t>(plan.microbatches.size()) %
-                MicrobatchCountMultiple(problem.options) ==
-            0);
-  const CompactSchedule schedule = PlanToCompact(costs, plan);
-  for (const Violation& violation :
-       FindViolations(problem.samples, schedule, problem.options)) {
-    if (violation.invariant == Invariant::kWorkCap) continue;
-    RC_FAIL(absl::StrCat("invariant ", static_cast<int>(violation.invariant), " (",
-                         InvariantName(violation.invariant), "): ", violation.message));
-  }
-  const absl::StatusOr<ScheduleTime> time =
-      MeasureScheduleTime(problem.samples, schedule, profile,
-                          {.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
-  RC_ASSERT(time.ok());
-  RC_ASSERT(std::abs(plan.step_seconds - time->step_seconds) <=
-            kRelativeSlack * time->step_seconds);
-  for (std::size_t m = 1; m < time->microbatches.size(); ++m) {
-    RC_ASSERT(time->microbatches[m - 1].max_seconds >=
-              time->microbatches[m].max_seconds * (1.0 - kRelativeSlack));
-  }
 }
 
 // A target anywhere from a tenth of the fastest sample alone to ten times
@@ -161,8 +135,7 @@ RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerIsNeverSlowerThanThePlansItAl
   RC_PRE(!problem.samples.empty());
   const CostProfile profile = AnyProfile();
   const absl::StatusOr<CostAwareResult> result =
-      ScheduleCostAware(problem.samples, problem.options, profile,
-                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+      SchedulePlannerAlone(problem, profile);
   SampleCosts costs(problem.samples, problem.options, profile);
   double slowest_alone = 0.0;
   for (std::size_t i = 0; i < costs.sample_count(); ++i) {
@@ -284,8 +257,7 @@ RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearc
   RC_PRE(!problem.samples.empty());
   const CostProfile profile = AnyProfile();
   const absl::StatusOr<CostAwareResult> result =
-      ScheduleCostAware(problem.samples, problem.options, profile,
-                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+      SchedulePlannerAlone(problem, profile);
   SampleCosts costs(problem.samples, problem.options, profile);
   const absl::StatusOr<Plan> plan = ModelSearch(costs);
   RC_TAG(plan.ok() ? "a plan" : "refused");

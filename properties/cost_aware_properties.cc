@@ -25,6 +25,7 @@
 #include "core/packing_aware.h"
 #include "core/types.h"
 #include "oracle/exhaustive_time_oracle.h"
+#include "properties/cost_aware_plan_checks.h"
 #include "properties/generators.h"
 #include "properties/profile_generators.h"
 #include "gtest/gtest.h"
@@ -124,8 +125,7 @@ RC_GTEST_PROP(CostAwareProperties, TheResultSaysWhoseScheduleItIs, ()) {
   // The planner alone: packing-aware's is kept exactly where the plan is
   // not strictly faster, and the reason says which case it is.
   const absl::StatusOr<CostAwareResult> planned =
-      ScheduleCostAware(problem.samples, problem.options, profile,
-                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+      SchedulePlannerAlone(problem, profile);
   const bool plan_is_faster = planned.ok() && planned->step_seconds < packing_seconds;
   RC_ASSERT((result->source == CostAwareSource::kPlanned) == plan_is_faster);
   if (result->source == CostAwareSource::kPackingAware) {
@@ -178,8 +178,7 @@ RC_GTEST_PROP(CostAwareProperties, ThePlanAloneKeepsEveryInvariantButTheWorkCap,
   const DynamicCpProblem problem = *GenValidProblem();
   const CostProfile profile = AnyProfile();
   const absl::StatusOr<CostAwareResult> result =
-      ScheduleCostAware(problem.samples, problem.options, profile,
-                        CostAwareOptions{.keep_packing_aware_if_faster = false});
+      SchedulePlannerAlone(problem, profile);
   if (!result.ok()) {
     RC_ASSERT(result.status().code() == absl::StatusCode::kFailedPrecondition);
     return;
