@@ -15,25 +15,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "core/compact_schedule.h"
+#include "core/cost_aware_plan_steps.h"
 #include "core/cost_model.h"
 #include "core/room_index.h"
 #include "core/runtime_groups.h"
 #include "core/sample_costs.h"
 
 namespace dcpsched {
+namespace plan_steps {
 namespace {
-
-// How many groups, from the best fit by tokens up, a sample tries before it
-// opens a group of its own: a bound keeps stacking O(n log n).
-constexpr std::size_t kStackTries = 2;
-// How many of a size's most recently opened groups a sample tries next:
-// where the target, not the tokens, limits a group, the best fit by tokens
-// is the slowest group, and the newest are the emptiest.
-constexpr std::size_t kRecentGroups = 4;
-// How many microbatches, from the first with a free rank, a group may try.
-constexpr std::size_t kMicrobatchWindow = 64;
-// How many moves the search for a fill tries where the greedy moves fail.
-constexpr std::size_t kFillSearchMoves = 256;
 
 // Recomputes `group`'s per-rank sums from its members, in member order (the
 // order in which MeasureScheduleTime and the checker add them).
@@ -100,6 +90,8 @@ std::int64_t UsedRanks(const PlannedMicrobatch& microbatch) {
   return used;
 }
 
+}  // namespace
+
 double MicrobatchSeconds(const PlannedMicrobatch& microbatch) {
   double seconds = 0.0;
   for (const PlannedGroup& group : microbatch.groups) {
@@ -108,11 +100,15 @@ double MicrobatchSeconds(const PlannedMicrobatch& microbatch) {
   return seconds;
 }
 
+namespace {
+
 std::size_t MemberCount(const PlannedMicrobatch& microbatch) {
   std::size_t count = 0;
   for (const PlannedGroup& group : microbatch.groups) count += group.members.size();
   return count;
 }
+
+}  // namespace
 
 // Step 1: each sample's size index for `target`, at least `floor`.
 std::vector<std::size_t> ChooseSizes(SampleCosts& costs, double target, std::size_t floor) {
@@ -286,6 +282,8 @@ std::pair<PlannedGroup, PlannedGroup> SplitGroup(SampleCosts& costs,
   return {std::move(first), std::move(second)};
 }
 
+namespace {
+
 // A way to fill free ranks of a microbatch with one of its groups.
 struct FillMove {
   double microbatch_seconds = 0.0;  // the microbatch's time after it
@@ -312,6 +310,8 @@ GroupMoves MovesOf(SampleCosts& costs, const PlannedGroup& group) {
   }
   return moves;
 }
+
+}  // namespace
 
 // Step 4: fills the free ranks of `microbatch` by splitting and widening.
 // False when no move can (its free ranks are then as before the last move).
@@ -367,6 +367,8 @@ bool FillByMoves(SampleCosts& costs, PlannedMicrobatch& microbatch) {
   }
   return true;
 }
+
+namespace {
 
 // Step 4 where the moves, made greedily, leave free ranks that no group fits
 // (G not a power of two: at G = 5, whose groups have 1, 2 or 5 ranks, two
@@ -428,6 +430,8 @@ void SearchFills(SampleCosts& costs, std::size_t floor, const PlannedMicrobatch&
   }
 }
 
+}  // namespace
+
 std::optional<PlannedMicrobatch> FillBySearch(SampleCosts& costs, std::size_t floor,
                                               const PlannedMicrobatch& microbatch) {
   std::size_t budget = kFillSearchMoves;
@@ -474,6 +478,8 @@ std::vector<PlannedMicrobatch> Fill(SampleCosts& costs, std::size_t floor,
   return filled;
 }
 
+namespace {
+
 std::vector<PlannedMicrobatch> FillAll(SampleCosts& costs, std::size_t floor,
                                        std::vector<PlannedMicrobatch> microbatches) {
   std::vector<PlannedMicrobatch> filled;
@@ -485,6 +491,8 @@ std::vector<PlannedMicrobatch> FillAll(SampleCosts& costs, std::size_t floor,
   }
   return filled;
 }
+
+}  // namespace
 
 // Splits `microbatch` (>= 2 samples) in two: its groups, slowest first, to
 // the half with fewer ranks so far; one group is split into two groups.
@@ -525,6 +533,8 @@ std::pair<PlannedMicrobatch, PlannedMicrobatch> PeelGroup(PlannedMicrobatch micr
   return {std::move(microbatch), std::move(alone)};
 }
 
+namespace {
+
 double SecondsOf(const std::vector<PlannedMicrobatch>& microbatches) {
   double seconds = 0.0;
   for (const PlannedMicrobatch& microbatch : microbatches) {
@@ -544,6 +554,8 @@ std::vector<PlannedMicrobatch> FillHalves(
   }
   return parts;
 }
+
+}  // namespace
 
 // Step 5: splits microbatches until their number is a multiple of vpp_group.
 absl::Status AlignToVpp(SampleCosts& costs, std::size_t floor,
@@ -601,7 +613,15 @@ Plan Finish(std::vector<PlannedMicrobatch> microbatches) {
   return plan;
 }
 
-}  // namespace
+}  // namespace plan_steps
+
+using plan_steps::AlignToVpp;
+using plan_steps::ChooseSizes;
+using plan_steps::Fill;
+using plan_steps::FillAll;
+using plan_steps::Finish;
+using plan_steps::PackMicrobatches;
+using plan_steps::StackGroups;
 
 absl::StatusOr<Plan> PlanForTarget(SampleCosts& costs, double target_seconds,
                                    std::size_t smallest_size) {

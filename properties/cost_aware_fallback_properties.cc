@@ -39,37 +39,6 @@
 namespace dcpsched::properties {
 namespace {
 
-CostProfile AnyProfile() {
-  return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
-}
-
-// A small problem where the counts matter: G up to 16 (non-powers of two
-// among them), a budget of 1 to 512 tokens so the batch often needs more
-// than one microbatch, VPP groups of 2 to 4, max_num_seqs 1 or 2 in half of
-// them, and up to 40 samples that fit G ranks.
-rc::Gen<DynamicCpProblem> GenCountBoundProblem() {
-  return rc::gen::exec([] {
-    DynamicCpProblem problem;
-    problem.options.total_gpus = *rc::gen::inRange<std::int64_t>(1, 17);
-    problem.options.max_seq_len_per_rank =
-        *rc::gen::element<std::int64_t>(1, 2, 5, 8, 64, 512);
-    if (*rc::gen::arbitrary<bool>()) {
-      problem.options.vpp_group = *rc::gen::inRange<std::int64_t>(2, 5);
-    }
-    if (*rc::gen::arbitrary<bool>()) {
-      problem.options.max_num_seqs = *rc::gen::inRange<std::int64_t>(1, 3);
-    }
-    std::int64_t widest = 1;
-    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
-    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
-    const int count = *rc::gen::inRange(1, 41);
-    for (int i = 0; i < count; ++i) {
-      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
-    }
-    return problem;
-  });
-}
-
 DynamicCpProblem AnyProblem() {
   return *rc::gen::arbitrary<bool>() ? *GenCountBoundProblem() : *GenValidProblem();
 }

@@ -1,8 +1,10 @@
 #include "properties/cost_aware_plan_checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +16,7 @@
 #include "core/gpu_time.h"
 #include "core/sample_costs.h"
 #include "core/types.h"
+#include "properties/profile_generators.h"
 #include "rapidcheck.h"
 
 namespace dcpsched::properties {
@@ -23,6 +26,47 @@ namespace {
 constexpr double kRelativeSlack = 1e-9;
 
 }  // namespace
+
+rc::Gen<DynamicCpProblem> GenCountBoundProblem() {
+  return rc::gen::exec([] {
+    DynamicCpProblem problem;
+    problem.options.total_gpus = *rc::gen::inRange<std::int64_t>(1, 17);
+    problem.options.max_seq_len_per_rank =
+        *rc::gen::element<std::int64_t>(1, 2, 5, 8, 64, 512);
+    if (*rc::gen::arbitrary<bool>()) {
+      problem.options.vpp_group = *rc::gen::inRange<std::int64_t>(2, 5);
+    }
+    if (*rc::gen::arbitrary<bool>()) {
+      problem.options.max_num_seqs = *rc::gen::inRange<std::int64_t>(1, 3);
+    }
+    std::int64_t widest = 1;
+    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
+    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
+    const int count = *rc::gen::inRange(1, 41);
+    for (int i = 0; i < count; ++i) {
+      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
+    }
+    return problem;
+  });
+}
+
+CostProfile AnyProfile() {
+  return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
+}
+
+double GenTarget(SampleCosts& costs) {
+  if (*rc::gen::inRange(0, 4) == 0) return std::numeric_limits<double>::infinity();
+  double fastest = std::numeric_limits<double>::infinity();
+  double slowest = 0.0;
+  for (std::size_t i = 0; i < costs.sample_count(); ++i) {
+    for (std::size_t k = costs.first_size(i); k < costs.sizes().size(); ++k) {
+      fastest = std::min(fastest, costs.Alone(i, k));
+      slowest = std::max(slowest, costs.Alone(i, k));
+    }
+  }
+  const double position = *rc::gen::inRange(0, 1001) / 1000.0;
+  return std::exp(std::log(fastest / 10) + position * std::log(100 * slowest / fastest));
+}
 
 absl::StatusOr<CostAwareResult> SchedulePlannerAlone(const DynamicCpProblem& problem,
                                                      const CostProfile& profile) {

@@ -1,10 +1,12 @@
-// Checks shared by the cost-aware scheduler's properties
-// (properties/cost_aware*_properties.cc): the planner run alone, and what
-// every plan it makes must keep. The checks RC_ASSERT, so they run inside a
-// RapidCheck property.
+// Inputs and checks shared by the cost-aware scheduler's properties
+// (properties/cost_aware*_properties.cc): the problems, profiles and targets
+// they draw, the planner run alone, and what every plan it makes must keep.
+// The draws and checks use RapidCheck, so they run inside a property.
 
 #ifndef DCPSCHED_PROPERTIES_COST_AWARE_PLAN_CHECKS_H_
 #define DCPSCHED_PROPERTIES_COST_AWARE_PLAN_CHECKS_H_
+
+#include <cstddef>
 
 #include "absl/status/statusor.h"
 #include "core/cost_aware.h"
@@ -12,8 +14,22 @@
 #include "core/cost_profile.h"
 #include "core/sample_costs.h"
 #include "core/types.h"
+#include "rapidcheck.h"
 
 namespace dcpsched::properties {
+
+// A small problem where the counts matter: G up to 16 (non-powers of two
+// among them), a budget of 1 to 512 tokens so the batch often needs more
+// than one microbatch, VPP groups of 2 to 4, max_num_seqs 1 or 2 in half of
+// them, and up to 40 samples that fit G ranks.
+rc::Gen<DynamicCpProblem> GenCountBoundProblem();
+
+// Draws a profile: arbitrary (GenCostProfile) or shipped, half each.
+CostProfile AnyProfile();
+
+// Draws a target: anywhere from a tenth of the fastest sample of `costs`
+// alone to ten times the slowest, or (one in four) +infinity.
+double GenTarget(SampleCosts& costs);
 
 // ScheduleCostAware without packing-aware's schedule to fall back on: what
 // the planner alone returns.

@@ -47,26 +47,6 @@ namespace {
 // Relative slack for floating-point sums that agree in exact arithmetic.
 constexpr double kRelativeSlack = 1e-9;
 
-CostProfile AnyProfile() {
-  return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
-}
-
-// A target anywhere from a tenth of the fastest sample alone to ten times
-// the slowest, or +infinity.
-double GenTarget(SampleCosts& costs) {
-  if (*rc::gen::inRange(0, 4) == 0) return std::numeric_limits<double>::infinity();
-  double fastest = std::numeric_limits<double>::infinity();
-  double slowest = 0.0;
-  for (std::size_t i = 0; i < costs.sample_count(); ++i) {
-    for (std::size_t k = costs.first_size(i); k < costs.sizes().size(); ++k) {
-      fastest = std::min(fastest, costs.Alone(i, k));
-      slowest = std::max(slowest, costs.Alone(i, k));
-    }
-  }
-  const double position = *rc::gen::inRange(0, 1001) / 1000.0;
-  return std::exp(std::log(fastest / 10) + position * std::log(100 * slowest / fastest));
-}
-
 RC_GTEST_PROP(CostAwarePlanProperties, PlanForTargetKeepsEveryInvariantButTheWorkCap, ()) {
   const DynamicCpProblem problem = *GenValidProblem();
   RC_PRE(!problem.samples.empty());

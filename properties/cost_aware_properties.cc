@@ -40,10 +40,6 @@ constexpr double kRelativeSlack = 1e-9;
 // tiny instances (docs/cost_aware.md: measured, the worst case seen).
 constexpr double kOracleGapTolerance = 2.0;
 
-CostProfile AnyProfile() {
-  return *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
-}
-
 GpuTimeOptions TimeOptions(const DynamicCpProblem& problem) {
   return {.max_seq_len_per_rank = problem.options.max_seq_len_per_rank};
 }
