@@ -29,6 +29,8 @@
 //     rest, if that makes fewer microbatches.
 // Groups are laid out largest first, so each starts at a multiple of its
 // size: every group is one of the runtime's aligned blocks (invariant 11).
+// Each step is a function of core/cost_aware_plan_steps.h, which says
+// exactly what it does.
 
 #ifndef DCPSCHED_CORE_COST_AWARE_PLAN_H_
 #define DCPSCHED_CORE_COST_AWARE_PLAN_H_

@@ -12,6 +12,7 @@
 #include "core/compact_schedule.h"
 #include "core/cost_aware.h"
 #include "core/cost_aware_plan.h"
+#include "core/cost_model.h"
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
 #include "core/sample_costs.h"
@@ -55,7 +56,22 @@ CostProfile AnyProfile() {
 }
 
 double GenTarget(SampleCosts& costs) {
-  if (*rc::gen::inRange(0, 4) == 0) return std::numeric_limits<double>::infinity();
+  const int kind = *rc::gen::inRange(0, 8);
+  if (kind < 2) return std::numeric_limits<double>::infinity();
+  const std::size_t n = costs.sample_count();
+  if (kind < 4 && n > 0) {
+    // Exactly one sample's seconds alone, or two samples' together, at a
+    // size both may use: the planner's comparisons with the target tie.
+    const std::size_t i = *rc::gen::inRange<std::size_t>(0, n);
+    const std::size_t j = *rc::gen::inRange<std::size_t>(0, n);
+    const std::size_t k = *rc::gen::inRange<std::size_t>(
+        std::max(costs.first_size(i), costs.first_size(j)), costs.sizes().size());
+    if (kind == 2) return costs.Alone(i, k);
+    const std::int64_t size = costs.sizes()[k];
+    return costs.RankSeconds(
+        TokensPerRank(costs.sample(i).len, size) + TokensPerRank(costs.sample(j).len, size),
+        costs.Attention(i, k) + costs.Attention(j, k));
+  }
   double fastest = std::numeric_limits<double>::infinity();
   double slowest = 0.0;
   for (std::size_t i = 0; i < costs.sample_count(); ++i) {

@@ -27,8 +27,10 @@ rc::Gen<DynamicCpProblem> GenCountBoundProblem();
 // Draws a profile: arbitrary (GenCostProfile) or shipped, half each.
 CostProfile AnyProfile();
 
-// Draws a target: anywhere from a tenth of the fastest sample of `costs`
-// alone to ten times the slowest, or (one in four) +infinity.
+// Draws a target: +infinity (one in four); exactly one sample's seconds
+// alone at a size, or two samples' together (one in four), where the
+// planner's comparisons with the target tie; else anywhere from a tenth of
+// the fastest sample of `costs` alone to ten times the slowest.
 double GenTarget(SampleCosts& costs);
 
 // ScheduleCostAware without packing-aware's schedule to fall back on: what

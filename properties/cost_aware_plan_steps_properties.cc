@@ -42,7 +42,7 @@ using plan_steps::MicrobatchSeconds;
 // A problem of a few microbatches at any G, VPP and max_num_seqs most of
 // the time, else any valid problem.
 DynamicCpProblem AnyStepProblem() {
-  return *rc::gen::inRange(0, 4) > 0 ? *GenCountBoundProblem() : *GenValidProblem();
+  return *rc::gen::arbitrary<bool>() ? *GenCountBoundProblem() : *GenValidProblem();
 }
 
 std::size_t AnySmallestSize(const SampleCosts& costs) {
@@ -243,8 +243,30 @@ std::vector<PlannedGroup> StackAsDescribed(SampleCosts& costs, std::vector<std::
   return groups;
 }
 
+// Where the target, not the tokens, bounds the groups: a budget of
+// thousands of tokens, samples from one token to the budget of two ranks
+// (one at G = 1), several open groups of one size at once.
+rc::Gen<DynamicCpProblem> GenTimeBoundProblem() {
+  return rc::gen::exec([] {
+    DynamicCpProblem problem;
+    problem.options.total_gpus = *rc::gen::inRange<std::int64_t>(1, 9);
+    problem.options.max_seq_len_per_rank = *rc::gen::element<std::int64_t>(2048, 4096, 8192);
+    const std::int64_t widest = problem.options.total_gpus > 1 ? 2 : 1;
+    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
+    const int count = *rc::gen::inRange(12, 61);
+    for (int i = 0; i < count; ++i) {
+      const double position = *rc::gen::inRange(0, 1001) / 1000.0;
+      problem.samples.push_back(
+          {i, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::pow(
+                                            static_cast<double>(longest), position)))});
+    }
+    return problem;
+  });
+}
+
 RC_GTEST_PROP(CostAwarePlanStepsProperties, StackGroupsStacksAsItsHeaderSays, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
+  const DynamicCpProblem problem =
+      *rc::gen::inRange(0, 3) == 0 ? *GenTimeBoundProblem() : AnyStepProblem();
   const CostProfile profile = AnyProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const double target = GenTarget(costs);
