@@ -19,6 +19,7 @@
 #include "core/compact_schedule.h"
 #include "core/cost_aware_fallback.h"
 #include "core/cost_aware_plan.h"
+#include "core/cost_aware_targets.h"
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
 #include "core/packing_aware.h"
@@ -30,10 +31,6 @@
 namespace dcpsched {
 namespace {
 
-// Targets step down by this factor; the best is then refined twice, by
-// half and a quarter of a step on either side.
-constexpr double kTargetRatio = 0.8;
-constexpr int kMaxCoarseTargets = 24;
 // The descent stops at the first target that finds nothing faster: below
 // the best target, samples only widen further. (Two in a row found the same
 // schedules on the committed batches, docs/cost_aware.md, at 1.7x the time
@@ -43,8 +40,8 @@ constexpr int kMaxTargetsWithoutGain = 1;
 // groups for every sample.
 constexpr std::size_t kMaxWideningWork = 1024;
 
-// The targets to try: +infinity (tokens alone), then from the slowest
-// sample at its smallest size down to the longest sample at its fastest.
+// The targets to try for `costs`: from the slowest sample at its smallest
+// size down to the longest sample at its fastest.
 std::vector<double> CoarseTargets(SampleCosts& costs) {
   double top = 0.0;
   std::size_t longest = 0;
@@ -56,21 +53,14 @@ std::vector<double> CoarseTargets(SampleCosts& costs) {
   for (std::size_t k = costs.first_size(longest); k < costs.sizes().size(); ++k) {
     bottom = std::min(bottom, costs.Alone(longest, k));
   }
-  std::vector<double> targets = {std::numeric_limits<double>::infinity()};
-  // At the slowest sample's own time no sample widens: that plan differs
-  // from +infinity's only where the time bounds stacking, so start a step
-  // below it.
-  for (double target = top * kTargetRatio; targets.size() <= kMaxCoarseTargets;
-       target *= kTargetRatio) {
-    targets.push_back(target);
-    if (target < bottom) break;
-  }
-  return targets;
+  return dcpsched::CoarseTargets(top, bottom);
 }
 
 struct BestPlan {
   std::optional<Plan> plan;
-  double target = 0.0;
+  // The target `plan` came from; +infinity, which is never refined, until
+  // one is found (0 would be outside PlanForTarget's targets).
+  double target = std::numeric_limits<double>::infinity();
   absl::Status last_error = absl::OkStatus();
 
   void Consider(SampleCosts& costs, double target_seconds, std::size_t smallest_size = 0) {

@@ -25,27 +25,6 @@ namespace dcpsched {
 namespace plan_steps {
 namespace {
 
-// Recomputes `group`'s per-rank sums from its members, in member order (the
-// order in which MeasureScheduleTime and the checker add them).
-void Recompute(SampleCosts& costs, PlannedGroup& group) {
-  const std::size_t k = group.size_index;
-  group.tokens = 0.0;
-  group.attention = 0.0;
-  for (const std::size_t i : group.members) {
-    group.tokens += TokensPerRank(costs.sample(i).len, group.size);
-    group.attention += costs.Attention(i, k);
-  }
-  group.seconds = costs.RankSeconds(group.tokens, group.attention);
-}
-
-PlannedGroup MakeGroup(SampleCosts& costs, std::int64_t size,
-                       std::vector<std::size_t> members) {
-  PlannedGroup group{
-      .size = size, .size_index = costs.SizeIndex(size), .members = std::move(members)};
-  Recompute(costs, group);
-  return group;
-}
-
 // Whether `group` can take sample i within the token budget and max_num_seqs.
 bool CanTake(const SampleCosts& costs, const PlannedGroup& group, std::size_t i) {
   const DynamicCpOptions& options = costs.options();
@@ -82,6 +61,17 @@ void AddUnsealed(SampleCosts& costs, PlannedGroup& group, std::size_t i) {
 void Add(SampleCosts& costs, PlannedGroup& group, std::size_t i) {
   AddUnsealed(costs, group, i);
   group.seconds = costs.RankSeconds(group.tokens, group.attention);
+}
+
+// A group of `size` ranks holding `members`, its per-rank sums added in
+// member order (the order in which MeasureScheduleTime and the checker add
+// them).
+PlannedGroup MakeGroup(SampleCosts& costs, std::int64_t size,
+                       const std::vector<std::size_t>& members) {
+  PlannedGroup group{.size = size, .size_index = costs.SizeIndex(size)};
+  for (const std::size_t i : members) AddUnsealed(costs, group, i);
+  group.seconds = costs.RankSeconds(group.tokens, group.attention);
+  return group;
 }
 
 std::int64_t UsedRanks(const PlannedMicrobatch& microbatch) {

@@ -31,6 +31,7 @@
 #include "core/cost_aware.h"
 #include "core/cost_aware_fallback.h"
 #include "core/cost_aware_plan.h"
+#include "core/cost_aware_targets.h"
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
 #include "core/sample_costs.h"
@@ -209,6 +210,34 @@ absl::StatusOr<Plan> ModelSearch(SampleCosts& costs) {
   return search.last_error;
 }
 
+// CoarseTargets(top, bottom) is +infinity, then top x kTargetRatio and each
+// next the one before times the ratio, all but the last at or above
+// `bottom`, the last below it unless there are kMaxCoarseTargets finite
+// ones. `bottom` is drawn as a term of the series itself half the time (the
+// last target then ties it), as far as 40 terms down (past the bound).
+RC_GTEST_PROP(CostAwarePlanProperties, CoarseTargetsDescendToTheFirstBelowTheBottom, ()) {
+  const double top = std::pow(10.0, *rc::gen::inRange(-60, 31) / 10.0);
+  double bottom = top;
+  const int terms = *rc::gen::inRange(0, 41);
+  for (int k = 0; k < terms; ++k) bottom *= kTargetRatio;
+  if (*rc::gen::arbitrary<bool>()) bottom *= std::pow(10.0, *rc::gen::inRange(-10, 11) / 10.0);
+  const std::vector<double> targets = CoarseTargets(top, bottom);
+  RC_ASSERT(targets.size() >= 2);
+  RC_ASSERT(targets[0] == std::numeric_limits<double>::infinity());
+  const std::size_t finite = targets.size() - 1;
+  RC_ASSERT(finite <= static_cast<std::size_t>(kMaxCoarseTargets));
+  RC_ASSERT(targets[1] == top * kTargetRatio);
+  for (std::size_t t = 2; t < targets.size(); ++t) {
+    RC_ASSERT(targets[t] == targets[t - 1] * kTargetRatio);
+  }
+  for (std::size_t t = 1; t + 1 < targets.size(); ++t) RC_ASSERT(targets[t] >= bottom);
+  RC_TAG(finite == static_cast<std::size_t>(kMaxCoarseTargets) ? "at the bound"
+         : std::find(targets.begin(), targets.end(), bottom) != targets.end()
+             ? "a target ties the bottom"
+             : "ends below the bottom");
+  RC_ASSERT(targets.back() < bottom || finite == static_cast<std::size_t>(kMaxCoarseTargets));
+}
+
 // A batch at the edge of the widening sweep (1024 samples x runtime sizes):
 // G = 2, 8, 32 or 64 (2, 4, 6 or 7 sizes) and a sample count just below,
 // at, just above or twice the threshold.
@@ -232,8 +261,10 @@ rc::Gen<DynamicCpProblem> GenWideningEdgeProblem() {
 
 RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearchItDescribes,
               ()) {
-  const DynamicCpProblem problem =
-      *rc::gen::inRange(0, 8) == 0 ? *GenWideningEdgeProblem() : *GenValidProblem();
+  const int source = *rc::gen::inRange(0, 8);
+  const DynamicCpProblem problem = source == 0   ? *GenWideningEdgeProblem()
+                                   : source <= 2 ? *GenCountBoundProblem()
+                                                 : *GenValidProblem();
   RC_PRE(!problem.samples.empty());
   const CostProfile profile = AnyProfile();
   const absl::StatusOr<CostAwareResult> result =

@@ -45,6 +45,23 @@ DynamicCpProblem AnyStepProblem() {
   return *rc::gen::arbitrary<bool>() ? *GenCountBoundProblem() : *GenValidProblem();
 }
 
+// A profile whose every curve is one point past any token count here, so
+// every attention block and every rank's other work takes the same time:
+// groups of different sizes and members then often tie in seconds, and the
+// steps' tie-breaks decide.
+CostProfile FlatProfile() {
+  const MeasuredCurve flat{.sizes = {std::int64_t{1} << 30}, .seconds = {1e-3}};
+  return CostProfile{.name = "flat",
+                     .causal_attention = flat,
+                     .full_attention = flat,
+                     .non_attention = flat};
+}
+
+// A flat profile one time in four, else AnyProfile.
+CostProfile AnyStepProfile() {
+  return *rc::gen::inRange(0, 4) == 0 ? FlatProfile() : AnyProfile();
+}
+
 std::size_t AnySmallestSize(const SampleCosts& costs) {
   return static_cast<std::size_t>(
       *rc::gen::inRange<int>(0, static_cast<int>(costs.sizes().size())));
@@ -116,7 +133,7 @@ std::vector<PlannedMicrobatch> FilledFor(SampleCosts& costs, double target, std:
 RC_GTEST_PROP(CostAwarePlanStepsProperties,
               ChooseSizesPicksTheFirstSizeUnderTheTargetElseTheFastest, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const double target = GenTarget(costs);
   const std::size_t floor = AnySmallestSize(costs);
@@ -267,7 +284,7 @@ rc::Gen<DynamicCpProblem> GenTimeBoundProblem() {
 RC_GTEST_PROP(CostAwarePlanStepsProperties, StackGroupsStacksAsItsHeaderSays, ()) {
   const DynamicCpProblem problem =
       *rc::gen::inRange(0, 3) == 0 ? *GenTimeBoundProblem() : AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const double target = GenTarget(costs);
   const std::vector<std::size_t> sizes =
@@ -292,7 +309,7 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, StackGroupsStacksAsItsHeaderSays, ()
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, PackMicrobatchesIsFirstFitSlowestFirst, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::vector<PlannedGroup> groups =
       StackedFor(costs, GenTarget(costs), AnySmallestSize(costs));
@@ -351,7 +368,7 @@ std::pair<PlannedGroup, PlannedGroup> SplitAsDescribed(SampleCosts& costs,
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, SplitGroupSendsEachMemberToTheFasterHalf, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::optional<PlannedGroup> group = AnyGroupOfSeveral(
       PackedFor(costs, GenTarget(costs), AnySmallestSize(costs)));
@@ -419,7 +436,7 @@ std::optional<PlannedMicrobatch> AnyMicrobatchWithFreeRanks(
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, FillByMovesMakesTheLeastMoveFirst, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::int64_t total_gpus = problem.options.total_gpus;
   const std::optional<PlannedMicrobatch> start = AnyMicrobatchWithFreeRanks(
@@ -490,7 +507,7 @@ void FastestFill(SampleCosts& costs, std::size_t floor, const PlannedMicrobatch&
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, FillBySearchFindsTheFastestFillOfASmallTree, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::size_t floor = AnySmallestSize(costs);
   const std::optional<PlannedMicrobatch> start = AnyMicrobatchWithFreeRanks(
@@ -546,7 +563,7 @@ std::size_t MemberCount(const PlannedMicrobatch& microbatch) {
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, SplitMicrobatchSplitsByRanksSlowestFirst, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::size_t floor = AnySmallestSize(costs);
   std::vector<PlannedMicrobatch> several;
@@ -650,7 +667,7 @@ rc::Gen<DynamicCpProblem> GenPeelProneProblem() {
 RC_GTEST_PROP(CostAwarePlanStepsProperties, AlignToVppSplitsAsItsHeaderSays, ()) {
   const DynamicCpProblem problem =
       *rc::gen::arbitrary<bool>() ? *GenPeelProneProblem() : AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::size_t floor = AnySmallestSize(costs);
   const std::vector<PlannedMicrobatch> filled = FilledFor(costs, GenTarget(costs), floor);
@@ -668,7 +685,7 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, AlignToVppSplitsAsItsHeaderSays, ())
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, FinishOrdersSlowestFirstKeepingTies, ()) {
   const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyProfile();
+  const CostProfile profile = AnyStepProfile();
   SampleCosts costs(problem.samples, problem.options, profile);
   const std::vector<PlannedMicrobatch> filled =
       FilledFor(costs, GenTarget(costs), AnySmallestSize(costs));
