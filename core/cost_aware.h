@@ -28,9 +28,9 @@
 // widening groups), and keeps the fastest plan, the first on ties. The
 // targets: +infinity (tokens alone), then 0.8, 0.8^2, ... times the slowest
 // sample alone at its smallest size, at most 24, down to the first below
-// the longest sample's fastest time alone; the descent stops at the first
-// target that finds nothing faster once a plan exists (below the best
-// target, samples only widen further). Batches of at most 1024 samples x
+// the longest sample's fastest time alone (core/cost_aware_targets.h); the
+// descent stops at the first target that finds nothing faster once a plan
+// exists (below the best target, samples only widen further). Batches of at most 1024 samples x
 // runtime sizes also try +infinity with every sample on at least each wider
 // size (with few samples, one rank's budget, not the time, decides the
 // count). Where the best plan came from a finite target T, it tries T x

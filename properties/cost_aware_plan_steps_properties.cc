@@ -62,6 +62,19 @@ CostProfile AnyStepProfile() {
   return *rc::gen::inRange(0, 4) == 0 ? FlatProfile() : AnyProfile();
 }
 
+// A drawn problem (AnyStepProblem unless given) and profile
+// (AnyStepProfile), and their cost table.
+struct StepCase {
+  explicit StepCase(DynamicCpProblem drawn = AnyStepProblem())
+      : problem(std::move(drawn)),
+        profile(AnyStepProfile()),
+        costs(problem.samples, problem.options, profile) {}
+
+  const DynamicCpProblem problem;
+  const CostProfile profile;
+  SampleCosts costs;
+};
+
 std::size_t AnySmallestSize(const SampleCosts& costs) {
   return static_cast<std::size_t>(
       *rc::gen::inRange<int>(0, static_cast<int>(costs.sizes().size())));
@@ -132,9 +145,8 @@ std::vector<PlannedMicrobatch> FilledFor(SampleCosts& costs, double target, std:
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties,
               ChooseSizesPicksTheFirstSizeUnderTheTargetElseTheFastest, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step;
+  SampleCosts& costs = step.costs;
   const double target = GenTarget(costs);
   const std::size_t floor = AnySmallestSize(costs);
   const std::vector<std::size_t> chosen = plan_steps::ChooseSizes(costs, target, floor);
@@ -282,10 +294,8 @@ rc::Gen<DynamicCpProblem> GenTimeBoundProblem() {
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, StackGroupsStacksAsItsHeaderSays, ()) {
-  const DynamicCpProblem problem =
-      *rc::gen::inRange(0, 3) == 0 ? *GenTimeBoundProblem() : AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step(*rc::gen::inRange(0, 3) == 0 ? *GenTimeBoundProblem() : AnyStepProblem());
+  SampleCosts& costs = step.costs;
   const double target = GenTarget(costs);
   const std::vector<std::size_t> sizes =
       plan_steps::ChooseSizes(costs, target, AnySmallestSize(costs));
@@ -308,12 +318,11 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, StackGroupsStacksAsItsHeaderSays, ()
 // --- step 3 ------------------------------------------------------------------
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, PackMicrobatchesIsFirstFitSlowestFirst, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step;
+  SampleCosts& costs = step.costs;
   const std::vector<PlannedGroup> groups =
       StackedFor(costs, GenTarget(costs), AnySmallestSize(costs));
-  const std::int64_t total_gpus = problem.options.total_gpus;
+  const std::int64_t total_gpus = step.problem.options.total_gpus;
   std::vector<std::size_t> order(groups.size());
   for (std::size_t g = 0; g < order.size(); ++g) order[g] = g;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -367,9 +376,8 @@ std::pair<PlannedGroup, PlannedGroup> SplitAsDescribed(SampleCosts& costs,
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, SplitGroupSendsEachMemberToTheFasterHalf, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step;
+  SampleCosts& costs = step.costs;
   const std::optional<PlannedGroup> group = AnyGroupOfSeveral(
       PackedFor(costs, GenTarget(costs), AnySmallestSize(costs)));
   RC_TAG(group.has_value() ? "a group of several" : "none");
@@ -435,10 +443,9 @@ std::optional<PlannedMicrobatch> AnyMicrobatchWithFreeRanks(
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, FillByMovesMakesTheLeastMoveFirst, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
-  const std::int64_t total_gpus = problem.options.total_gpus;
+  StepCase step;
+  SampleCosts& costs = step.costs;
+  const std::int64_t total_gpus = step.problem.options.total_gpus;
   const std::optional<PlannedMicrobatch> start = AnyMicrobatchWithFreeRanks(
       PackedFor(costs, GenTarget(costs), AnySmallestSize(costs)), total_gpus);
   RC_TAG(start.has_value() ? "free ranks" : "none");
@@ -459,7 +466,7 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, FillByMovesMakesTheLeastMoveFirst, (
       const bool splits = group.members.size() >= 2;
       const std::int64_t doubled = group.size * 2;
       const bool widens =
-          doubled <= total_gpus && RuntimeHasGroupSize(doubled, problem.options);
+          doubled <= total_gpus && RuntimeHasGroupSize(doubled, step.problem.options);
       for (int kind = 0; kind < 2; ++kind) {
         if ((kind == 0 && !splits) || (kind == 1 && !widens)) continue;
         const PlannedMicrobatch& next = moves[move++].first;
@@ -506,12 +513,11 @@ void FastestFill(SampleCosts& costs, std::size_t floor, const PlannedMicrobatch&
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, FillBySearchFindsTheFastestFillOfASmallTree, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step;
+  SampleCosts& costs = step.costs;
   const std::size_t floor = AnySmallestSize(costs);
   const std::optional<PlannedMicrobatch> start = AnyMicrobatchWithFreeRanks(
-      PackedFor(costs, GenTarget(costs), floor), problem.options.total_gpus);
+      PackedFor(costs, GenTarget(costs), floor), step.problem.options.total_gpus);
   if (!start.has_value()) {
     RC_TAG("no free ranks");
     return;
@@ -562,9 +568,8 @@ std::size_t MemberCount(const PlannedMicrobatch& microbatch) {
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, SplitMicrobatchSplitsByRanksSlowestFirst, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step;
+  SampleCosts& costs = step.costs;
   const std::size_t floor = AnySmallestSize(costs);
   std::vector<PlannedMicrobatch> several;
   for (PlannedMicrobatch& microbatch : FilledFor(costs, GenTarget(costs), floor)) {
@@ -665,10 +670,8 @@ rc::Gen<DynamicCpProblem> GenPeelProneProblem() {
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, AlignToVppSplitsAsItsHeaderSays, ()) {
-  const DynamicCpProblem problem =
-      *rc::gen::arbitrary<bool>() ? *GenPeelProneProblem() : AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step(*rc::gen::arbitrary<bool>() ? *GenPeelProneProblem() : AnyStepProblem());
+  SampleCosts& costs = step.costs;
   const std::size_t floor = AnySmallestSize(costs);
   const std::vector<PlannedMicrobatch> filled = FilledFor(costs, GenTarget(costs), floor);
   std::vector<PlannedMicrobatch> actual = filled;
@@ -684,9 +687,8 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, AlignToVppSplitsAsItsHeaderSays, ())
 }
 
 RC_GTEST_PROP(CostAwarePlanStepsProperties, FinishOrdersSlowestFirstKeepingTies, ()) {
-  const DynamicCpProblem problem = AnyStepProblem();
-  const CostProfile profile = AnyStepProfile();
-  SampleCosts costs(problem.samples, problem.options, profile);
+  StepCase step;
+  SampleCosts& costs = step.costs;
   const std::vector<PlannedMicrobatch> filled =
       FilledFor(costs, GenTarget(costs), AnySmallestSize(costs));
   std::vector<PlannedMicrobatch> expected = filled;
