@@ -227,7 +227,6 @@ std::vector<PlannedGroup> StackAsDescribed(SampleCosts& costs, std::vector<std::
                                       : std::numeric_limits<std::size_t>::max();
   std::vector<PlannedGroup> groups;
   std::vector<OpenGroups> open(costs.sizes().size(), OpenGroups(budget));
-  std::vector<std::vector<std::size_t>> opened(costs.sizes().size());
   const auto takes = [&](std::size_t g, std::size_t i) {
     const PlannedGroup& group = groups[g];
     const double tokens = group.tokens + TokensPerRank(costs.sample(i).len, group.size);
@@ -244,9 +243,13 @@ std::vector<PlannedGroup> StackAsDescribed(SampleCosts& costs, std::vector<std::
                                    plan_steps::kStackTries);
     };
     for (const std::size_t g : best_fits(k)) tries.push_back(g);
-    const std::size_t recent = std::min(opened[k].size(), plan_steps::kRecentGroups);
-    tries.insert(tries.end(), opened[k].end() - static_cast<std::ptrdiff_t>(recent),
-                 opened[k].end());
+    // The groups of its size opened last (groups are kept in the order
+    // they were opened), oldest of them first.
+    std::vector<std::size_t> recent;
+    for (std::size_t g = groups.size(); g-- > 0 && recent.size() < plan_steps::kRecentGroups;) {
+      if (groups[g].size_index == k) recent.insert(recent.begin(), g);
+    }
+    tries.insert(tries.end(), recent.begin(), recent.end());
     for (std::size_t wider = k + 1; wider < costs.sizes().size(); ++wider) {
       for (const std::size_t g : best_fits(wider)) tries.push_back(g);
     }
@@ -255,7 +258,6 @@ std::vector<PlannedGroup> StackAsDescribed(SampleCosts& costs, std::vector<std::
     std::size_t g = groups.size();
     if (taker == tries.end()) {
       groups.push_back(GroupOf(costs, costs.sizes()[k], {}));
-      opened[k].push_back(g);
     } else {
       g = *taker;
     }
