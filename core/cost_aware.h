@@ -30,10 +30,10 @@
 // sample alone at its smallest size, at most 24, down to the first below
 // the longest sample's fastest time alone (core/cost_aware_targets.h); the
 // descent stops at the first target that finds nothing faster once a plan
-// exists (below the best target, samples only widen further). Batches of at most 1024 samples x
-// runtime sizes also try +infinity with every sample on at least each wider
-// size (with few samples, one rank's budget, not the time, decides the
-// count). Where the best plan came from a finite target T, it tries T x
+// exists (below the best target, samples only widen further). Batches of at
+// most 1024 samples x runtime sizes also try +infinity with every sample on
+// at least each wider size (with few samples, one rank's budget, not the
+// time, decides the count). Where the best plan came from a finite target T, it tries T x
 // 0.8^-0.5 and T x 0.8^0.5. Then it keeps the faster of that plan and
 // packing-aware's runnable schedule. Where no target reaches a multiple of
 // vpp_group, it falls back to spreading the samples over such counts

@@ -184,13 +184,7 @@ rc::Gen<DynamicCpProblem> GenFallbackProneProblem() {
     problem.options.max_seq_len_per_rank = *rc::gen::inRange<std::int64_t>(1, 9);
     problem.options.vpp_group = *rc::gen::inRange<std::int64_t>(2, 5);
     problem.options.max_num_seqs = 1;
-    std::int64_t widest = 1;
-    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
-    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
-    const int count = *rc::gen::inRange(static_cast<int>(*problem.options.vpp_group), 13);
-    for (int i = 0; i < count; ++i) {
-      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
-    }
+    AddSamplesThatFitGRanks(problem, *rc::gen::inRange(static_cast<int>(*problem.options.vpp_group), 13));
     return problem;
   });
 }

@@ -28,6 +28,15 @@ constexpr double kRelativeSlack = 1e-9;
 
 }  // namespace
 
+void AddSamplesThatFitGRanks(DynamicCpProblem& problem, int count) {
+  std::int64_t widest = 1;
+  while (widest * 2 <= problem.options.total_gpus) widest *= 2;
+  const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
+  for (int i = 0; i < count; ++i) {
+    problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
+  }
+}
+
 rc::Gen<DynamicCpProblem> GenCountBoundProblem() {
   return rc::gen::exec([] {
     DynamicCpProblem problem;
@@ -40,13 +49,7 @@ rc::Gen<DynamicCpProblem> GenCountBoundProblem() {
     if (*rc::gen::arbitrary<bool>()) {
       problem.options.max_num_seqs = *rc::gen::inRange<std::int64_t>(1, 3);
     }
-    std::int64_t widest = 1;
-    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
-    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
-    const int count = *rc::gen::inRange(1, 41);
-    for (int i = 0; i < count; ++i) {
-      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
-    }
+    AddSamplesThatFitGRanks(problem, *rc::gen::inRange(1, 41));
     return problem;
   });
 }

@@ -18,6 +18,10 @@
 
 namespace dcpsched::properties {
 
+// Draws `count` samples (ids 0 to count - 1) of 1 token up to what the
+// widest power-of-two group of `problem`'s G ranks holds, and adds them.
+void AddSamplesThatFitGRanks(DynamicCpProblem& problem, int count);
+
 // A small problem where the counts matter: G up to 16 (non-powers of two
 // among them), a budget of 1 to 512 tokens so the batch often needs more
 // than one microbatch, VPP groups of 2 to 4, max_num_seqs 1 or 2 in half of

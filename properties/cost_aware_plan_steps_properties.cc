@@ -389,14 +389,23 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, SplitGroupSendsEachMemberToTheFaster
   AssertSameGroups({first, second}, {first_expected, second_expected});
 }
 
-// The microbatch after each move the fill may make of `microbatch` with
-// `free` ranks free, in the order the fill search tries them: per group
-// that fits the free ranks, its split then its widening; then per group of
-// >= 2 members, per member, that member moved to a group of its own.
-std::vector<std::pair<PlannedMicrobatch, std::int64_t>> MovesAsDescribed(
-    SampleCosts& costs, std::size_t floor, const PlannedMicrobatch& microbatch,
-    std::int64_t free, bool with_detach) {
-  std::vector<std::pair<PlannedMicrobatch, std::int64_t>> moves;
+// One move of the fill: the microbatch after it, the group it moved, and
+// how.
+struct MoveAsDescribed {
+  enum Kind { kSplit, kWiden, kDetach };
+  PlannedMicrobatch after;
+  std::size_t group;
+  Kind kind;
+};
+
+// Each move the fill may make of `microbatch` with `free` ranks free, in
+// the order the fill search tries them: per group that fits the free
+// ranks, its split then its widening; then (`with_detach`) per group of >=
+// 2 members, per member, that member moved to a group of its own.
+std::vector<MoveAsDescribed> MovesAsDescribed(SampleCosts& costs, std::size_t floor,
+                                              const PlannedMicrobatch& microbatch,
+                                              std::int64_t free, bool with_detach) {
+  std::vector<MoveAsDescribed> moves;
   const DynamicCpOptions& options = costs.options();
   for (std::size_t g = 0; g < microbatch.groups.size(); ++g) {
     const PlannedGroup& group = microbatch.groups[g];
@@ -406,13 +415,13 @@ std::vector<std::pair<PlannedMicrobatch, std::int64_t>> MovesAsDescribed(
       PlannedMicrobatch next = microbatch;
       next.groups[g] = std::move(first);
       next.groups.push_back(std::move(second));
-      moves.emplace_back(std::move(next), group.size);
+      moves.push_back({std::move(next), g, MoveAsDescribed::kSplit});
     }
     const std::int64_t doubled = group.size * 2;
     if (doubled <= options.total_gpus && RuntimeHasGroupSize(doubled, options)) {
       PlannedMicrobatch next = microbatch;
       next.groups[g] = GroupOf(costs, doubled, group.members);
-      moves.emplace_back(std::move(next), group.size);
+      moves.push_back({std::move(next), g, MoveAsDescribed::kWiden});
     }
   }
   for (std::size_t g = 0; with_detach && g < microbatch.groups.size(); ++g) {
@@ -427,7 +436,7 @@ std::vector<std::pair<PlannedMicrobatch, std::int64_t>> MovesAsDescribed(
       PlannedMicrobatch next = microbatch;
       next.groups[g] = GroupOf(costs, group.size, std::move(rest));
       next.groups.push_back(GroupOf(costs, size, {i}));
-      moves.emplace_back(std::move(next), size);
+      moves.push_back({std::move(next), g, MoveAsDescribed::kDetach});
     }
   }
   return moves;
@@ -458,28 +467,19 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, FillByMovesMakesTheLeastMoveFirst, (
     const std::int64_t free = total_gpus - RanksOf(expected);
     std::optional<std::tuple<double, double, int, std::size_t>> least;
     std::optional<PlannedMicrobatch> after;
-    // Splits and widenings only, each move's group index and kind.
-    const std::vector<std::pair<PlannedMicrobatch, std::int64_t>> moves =
-        MovesAsDescribed(costs, 0, expected, free, /*with_detach=*/false);
-    std::size_t move = 0;
-    for (std::size_t g = 0; g < expected.groups.size(); ++g) {
-      const PlannedGroup& group = expected.groups[g];
-      if (group.size > free) continue;
-      const bool splits = group.members.size() >= 2;
-      const std::int64_t doubled = group.size * 2;
-      const bool widens =
-          doubled <= total_gpus && RuntimeHasGroupSize(doubled, step.problem.options);
-      for (int kind = 0; kind < 2; ++kind) {
-        if ((kind == 0 && !splits) || (kind == 1 && !widens)) continue;
-        const PlannedMicrobatch& next = moves[move++].first;
-        double part = next.groups[g].seconds;
-        if (kind == 0) part = std::max(part, next.groups.back().seconds);
-        const std::tuple<double, double, int, std::size_t> rank = {
-            MicrobatchSeconds(next), part - group.seconds, kind, g};
-        if (!least.has_value() || rank < *least) {
-          least = rank;
-          after = next;
-        }
+    // Splits and widenings only.
+    for (MoveAsDescribed& move :
+         MovesAsDescribed(costs, 0, expected, free, /*with_detach=*/false)) {
+      const std::size_t g = move.group;
+      double part = move.after.groups[g].seconds;
+      if (move.kind == MoveAsDescribed::kSplit) {
+        part = std::max(part, move.after.groups.back().seconds);
+      }
+      const std::tuple<double, double, int, std::size_t> rank = {
+          MicrobatchSeconds(move.after), part - expected.groups[g].seconds, move.kind, g};
+      if (!least.has_value() || rank < *least) {
+        least = rank;
+        after = std::move(move.after);
       }
     }
     if (!after.has_value()) {
@@ -507,10 +507,10 @@ void FastestFill(SampleCosts& costs, std::size_t floor, const PlannedMicrobatch&
     }
     return;
   }
-  for (const auto& [next, ranks] :
+  for (const MoveAsDescribed& move :
        MovesAsDescribed(costs, floor, microbatch, free, /*with_detach=*/true)) {
     if (++moves > limit) return;
-    FastestFill(costs, floor, next, limit, moves, fastest);
+    FastestFill(costs, floor, move.after, limit, moves, fastest);
   }
 }
 
@@ -660,13 +660,7 @@ rc::Gen<DynamicCpProblem> GenPeelProneProblem() {
     problem.options.max_seq_len_per_rank = *rc::gen::inRange<std::int64_t>(1, 9);
     problem.options.vpp_group = *rc::gen::inRange<std::int64_t>(2, 5);
     if (*rc::gen::arbitrary<bool>()) problem.options.max_num_seqs = 1;
-    std::int64_t widest = 1;
-    while (widest * 2 <= problem.options.total_gpus) widest *= 2;
-    const std::int64_t longest = widest * problem.options.max_seq_len_per_rank;
-    const int count = *rc::gen::inRange(2, 13);
-    for (int i = 0; i < count; ++i) {
-      problem.samples.push_back({i, *rc::gen::inRange<std::int64_t>(1, longest + 1)});
-    }
+    AddSamplesThatFitGRanks(problem, *rc::gen::inRange(2, 13));
     return problem;
   });
 }
