@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Mutation testing of core/: every generated mutant, scored per layer of the suite.
 
-    mutation/run_mutants.py                    every mutant; writes mutation/results.md
+    mutation/run_mutants.py                    every mutant; writes build/mutation/results.md
     mutation/run_mutants.py --sample 20 --seed 1   a reproducible sample, stratified by
                                                file and operator
     mutation/run_mutants.py --slice 2/3        the second of 3 disjoint stratified parts
@@ -9,6 +9,8 @@
     mutation/run_mutants.py --matrix           the kill matrix (below)
     mutation/run_mutants.py -j 2               two mutants at a time
     mutation/run_mutants.py ID...              just these (ids: generate_mutants.py --list)
+    mutation/run_mutants.py --ids-from FILE    just the ids FILE lists (a committed sample,
+                                               e.g. mutation/cost_aware_sample.txt)
     mutation/run_mutants.py --named            also the hand-written multi-line mutants
 
 The mutants come from mutation/generate_mutants.py (the C++ AST, libclang) as
@@ -84,7 +86,8 @@ Results are cached in <build-root>/cache/<core hash>.jsonl by mutant id: an
 interrupted or repeated run resumes, and rerunning after the suite changed
 reruns only the survivors (kills stand). --fresh ignores the cache.
 
-Writes mutation/results.md (--out), which holds the line
+Writes <build-root>/results.md (<build-root>/results-sample.md for a partial
+selection; --out names another), which holds the line
   mutation score: K of N non-equivalent mutants killed without golden vectors (E equivalent, T generated)
 and prints it; the report and the output go on with the kill matrix's figures
 (with --matrix: corpus replay alone, minimal mutants) and the four lines above.
@@ -1302,11 +1305,27 @@ def run_matrix(suite, mutants, layers, suite_id, args, scratch_root, cache):
                                              for m in mutants) for l in layers}}, cached_count
 
 
+def read_id_file(path):
+  """The mutant ids a sample file lists: the first word of each line that is
+  neither blank nor a # comment."""
+  ids = []
+  with open(path, encoding="utf-8") as handle:
+    for line in handle:
+      words = line.split()
+      if words and not words[0].startswith("#"):
+        ids.append(words[0])
+  return ids
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
                                    epilog=__doc__.split("\n", 2)[2])
   parser.add_argument("ids", nargs="*", help="run only these mutants")
+  parser.add_argument("--ids-from", metavar="FILE",
+                      help="run only the mutants this file lists, with any named on the "
+                      "command line: one id a line, the first word of it; blank lines and "
+                      "lines starting with # are skipped")
   parser.add_argument("--sample", type=int,
                       help="a sample of K mutants, stratified by file and operator (--seed)")
   parser.add_argument("--simple-random", action="store_true",
@@ -1339,8 +1358,9 @@ def main():
                       help="least timeout of one program, seconds (default 5; a program's "
                       "timeout is 10 x its unmutated time, at least this)")
   parser.add_argument("--build-root", default=os.path.join(REPO, "build", "mutation"))
-  parser.add_argument("--out", help="the report (default mutation/results.md; "
-                      "mutation/results-sample.md for --sample)")
+  parser.add_argument("--out", help="the report (default <build-root>/results.md; "
+                      "<build-root>/results-sample.md for a partial selection: --sample, "
+                      "--slice, --shard, ids); generated output, kept out of the source tree")
   parser.add_argument("--fresh", action="store_true", help="ignore cached outcomes")
   parser.add_argument("--run-unreached", action="store_true",
                       help="run every unit, property, corpus and golden program on every "
@@ -1367,6 +1387,13 @@ def main():
     if layer not in LAYERS:
       parser.error(f"unknown layer {layer} (layers: {', '.join(LAYERS)})")
   layers = [l for l in LAYERS if l in layers]
+  if args.ids_from:
+    try:
+      args.ids += read_id_file(args.ids_from)
+    except OSError as error:
+      parser.error(f"--ids-from: {error}")
+    if not args.ids:
+      parser.error(f"--ids-from: {args.ids_from} lists no mutant")
   if (args.merge_cache or args.cache_only) and not args.matrix:
     parser.error("--merge-cache and --cache-only take the kill matrix's cache (--matrix)")
   start = time.monotonic()
@@ -1411,7 +1438,8 @@ def main():
     mutants = stratified_part(mutants, part, parts, args.seed)
     selection.append(f"shard {part} of {parts} of those {before}: {len(mutants)}")
   if args.ids:
-    selection.append(f"{len(mutants)} mutants named on the command line")
+    selection.append(f"{len(mutants)} mutants named "
+                     f"{'in ' + args.ids_from if args.ids_from else 'on the command line'}")
   if args.matrix and args.named:
     parser.error("--matrix runs the generated mutants only (not --named)")
   suite_id = suite_hash()
@@ -1529,7 +1557,7 @@ def main():
       "mutant_seconds": sum(outcomes[m["id"]].seconds for m in mutants + list(named)),
       "cached": cached_count,
       "cache_only": list(args.merge_cache) if args.cache_only else None}
-  out = args.out or os.path.join(REPO, "mutation",
+  out = args.out or os.path.join(args.build_root,
                                  "results-sample.md" if partial else "results.md")
   line, closing_lines = write_report(out, context, mutants, outcomes,
                       read_equivalents(os.path.join(REPO, "mutation", "equivalent.txt")),

@@ -53,6 +53,10 @@ NIGHTLY_MUTATION_REPORTS = "build/mutation-results-shard-*"
 NIGHTLY_MUTATION_CACHES = "build/mutation/cache/*.matrix.jsonl"
 # What scripts/test.sh --nightly --report DIR writes: the merged report.
 NIGHTLY_MERGED_REPORT = "build/mutation-results.*"
+# The stages' logs a shard of scripts/test.sh --nightly leaves in the build root.
+NIGHTLY_LOGS = "build/*.log"
+# The page the nightly's coverage stages (shard 2) rewrite.
+NIGHTLY_COVERAGE_PAGE = "docs/coverage.md"
 # What writes each of those: the command an earlier step of the job runs,
 # and the source lines that put the files at that path.
 BUILD_ROOT = "root=${DCPSCHED_BUILD_ROOT:-build}"
@@ -67,6 +71,13 @@ NIGHTLY_WRITERS = {
         ("mutation", "run_mutants.py"): ['default=os.path.join(REPO, "build", "mutation")'],
         ("mutation", "matrix_cache.py"): ['os.path.join(root, "cache", file_name(core))',
                                           'return f"{core}.matrix.jsonl"']}),
+    NIGHTLY_LOGS: ("scripts/test.sh --nightly --shard", {
+        ("scripts", "test.sh"): [BUILD_ROOT, '>"$root/nightly-$(basename "$exe").log"',
+                                 '| tee "$root/nightly-fuzz.log"',
+                                 '>"$root/exhaustive-$part.log"']}),
+    NIGHTLY_COVERAGE_PAGE: ("scripts/test.sh --nightly --shard", {
+        ("scripts", "test.sh"): ["in_shard 2 && stage coverage optional_tool scripts/coverage.sh"],
+        ("scripts", "coverage.sh"): ["docs_args=(--docs docs/coverage.md)"]}),
     NIGHTLY_MERGED_REPORT: ("scripts/test.sh --nightly --report", {
         ("scripts", "test.sh"): [BUILD_ROOT, '--cache-only --out "$root/mutation-results.md"'],
         ("mutation", "run_mutants.py"): ['json_path = os.path.splitext(out)[0] + ".json"']}),
@@ -294,6 +305,15 @@ class WorkflowFilesTest(unittest.TestCase):
         for name in names:
             self.assertIn("${{ matrix.shard }}", name)
         self.assertEqual(len(set(names)), len(names))
+
+    def test_nightly_workflow_uploads_everything_the_nightly_tier_writes(self):
+        # The nightly's output stays out of the repository: every path it
+        # writes (NIGHTLY_WRITERS) goes up as an artifact of some job.
+        workflow = load_yaml(".github", "workflows", "nightly.yml")
+        uploaded = {step["with"]["path"] for job in workflow["jobs"].values()
+                    for step in job["steps"]
+                    if step.get("uses", "").startswith("actions/upload-artifact@")}
+        self.assertEqual(uploaded, set(NIGHTLY_WRITERS))
 
     def test_nightly_report_merges_the_caches_every_mutation_shard_uploads(self):
         import fnmatch
