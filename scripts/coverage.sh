@@ -6,7 +6,7 @@
 # LLVM_PROFILE_FILE, merges each layer's profiles with llvm-profdata-14 and
 # reports core/'s line, branch and region coverage with llvm-cov-14:
 #
-#   unit        ctest label unit, without golden_test and mutant_files
+#   unit        ctest label unit, without golden_test
 #   properties  ctest label properties (RapidCheck)
 #   corpus      ctest label corpus (fuzz_*_replay: every stored fuzz input)
 #   golden      golden_test (the upstream vectors)
@@ -34,21 +34,31 @@
 # file names one; 1: otherwise, or a test failed; 2: bad usage or a missing
 # tool.
 #
-# Not part of scripts/test.sh: a nightly job, about 8 minutes on 2 cores from
-# a fresh build directory and under a minute when the build is warm. With
-# --mcdc, the fresh clang-19 build took 25 minutes (14 minutes of CPU) and a
-# warm run 2 to 7 minutes, with other builds sharing the 2 cores.
+# The test command (scripts/test.sh) enforces the same gate on every run: its
+# sanitized clang-14 build also carries the coverage instrumentation
+# (-DDCPSCHED_COVERAGE=ON), and it runs this script on that build with
+# --no-build --no-docs. This script's own build, and the MC/DC run, are
+# nightly (scripts/test.sh --nightly); the test command compiles core/ with
+# the MC/DC flags (--target dcpsched_core) so that a change that breaks that
+# build fails at once.
 #
 #   scripts/coverage.sh                  # build, run every layer, report, write docs
 #   scripts/coverage.sh --no-build       # reuse the build in build/coverage
 #   scripts/coverage.sh --no-docs        # report only, leave docs/coverage.md alone
 #   scripts/coverage.sh --build-dir DIR  # another build directory
 #   scripts/coverage.sh --mcdc           # MC/DC with clang-19 (build/coverage-mcdc)
+#   scripts/coverage.sh --target T       # configure and build target T alone; run nothing
+#   scripts/coverage.sh --no-report      # build and run the layers, no report
+#   scripts/coverage.sh --no-run         # report on the profiles of an earlier run
+#
+# Every layer runs even if an earlier one failed; each layer's ctest log is
+# PROFILES/<layer>.log (PROFILES is BUILD/profiles).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_dir=
 do_build=1
+build_target=
 mcdc=0
 docs_args=(--docs docs/coverage.md)
 jobs=${DCPSCHED_JOBS:-$(nproc)}
@@ -60,8 +70,15 @@ usage() {
 while (($#)); do
   case $1 in
     --no-build) do_build=0 ;;
+    --no-run) do_run=0 ;;
+    --no-report) do_report=0 ;;
     --mcdc) mcdc=1 ;;
     --no-docs) docs_args=() ;;
+    --target)
+      [[ $# -ge 2 ]] || { echo "coverage: --target needs a target name" >&2; exit 2; }
+      build_target=$2
+      shift
+      ;;
     --build-dir)
       [[ $# -ge 2 ]] || { echo "coverage: --build-dir needs a directory" >&2; exit 2; }
       build_dir=$2
@@ -76,12 +93,12 @@ done
 if ((mcdc)); then
   llvm=19
   : "${build_dir:=build/coverage-mcdc}"
-  coverage_flags="-fprofile-instr-generate -fcoverage-mapping -fcoverage-mcdc"
+  coverage=MCDC
   what="clang-$llvm source-based coverage with MC/DC"
 else
   llvm=14
   : "${build_dir:=build/coverage}"
-  coverage_flags="-fprofile-instr-generate -fcoverage-mapping"
+  coverage=ON
   what="clang-$llvm source-based coverage"
 fi
 profdata=llvm-profdata-$llvm
@@ -98,14 +115,17 @@ if ((do_build)); then
   CC=clang-$llvm CXX=clang++-$llvm cmake -S . -B "$build_dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDCPSCHED_WERROR=ON \
     -DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF \
-    "-DCMAKE_CXX_FLAGS=$coverage_flags" \
-    "-DCMAKE_EXE_LINKER_FLAGS=-fprofile-instr-generate" >/dev/null
+    -DDCPSCHED_COVERAGE=$coverage >/dev/null
+  if [[ -n $build_target ]]; then
+    exec cmake --build "$build_dir" -j "$jobs" --target "$build_target"
+  fi
   cmake --build "$build_dir" -j "$jobs"
+elif [[ -n $build_target ]]; then
+  echo "coverage: --target builds; it does not go with --no-build" >&2
+  exit 2
 fi
 
 profiles=$(realpath -m "$build_dir")/profiles
-rm -rf "$profiles"
-mkdir -p "$profiles"
 
 # run_layer NAME CTEST-SELECTION...: runs the selected tests with one raw
 # profile per process (%p) and binary (%m), then merges them into NAME.profdata.
@@ -118,21 +138,44 @@ run_layer() {
   if ! LLVM_PROFILE_FILE="$profiles/$layer/%m-%p.profraw" \
     ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure --timeout 900 "$@" \
     >"$log" 2>&1; then
-    tail -n 60 "$log"
+    grep -E '^[0-9]+% tests passed|\(Failed\)|\(Timeout\)|\(SEGFAULT\)|\*\*\*' "$log" | tail -n 40
     echo "coverage: layer $layer failed (log: $log)" >&2
-    exit 1
+    layers_failed=$((layers_failed + 1))
   fi
   grep -E 'tests passed|tests failed' "$log"
   local raw=("$profiles/$layer"/*.profraw)
-  [[ -e ${raw[0]} ]] || { echo "coverage: layer $layer wrote no profile" >&2; exit 1; }
+  if [[ ! -e ${raw[0]} ]]; then
+    echo "coverage: layer $layer wrote no profile" >&2
+    layers_failed=$((layers_failed + 1))
+    return
+  fi
   "$profdata" merge -sparse "${raw[@]}" -o "$profiles/$layer.profdata"
   rm -rf "${profiles:?}/$layer"
 }
 
-run_layer unit -L '^unit$' -E '^(golden_test|mutant_files)$'
-run_layer properties -L '^properties$'
-run_layer corpus -L '^corpus$'
-run_layer golden -R '^golden_test$'
+# run_layers: every layer, each even if an earlier one failed.
+run_layers() {
+  rm -rf "$profiles"
+  mkdir -p "$profiles"
+  layers_failed=0
+  run_layer unit -L '^unit$' -E '^golden_test$'
+  run_layer properties -L '^properties$'
+  run_layer corpus -L '^corpus$'
+  run_layer golden -R '^golden_test$'
+  if ((layers_failed)); then
+    echo "coverage: $layers_failed layer(s) failed; no report" >&2
+    exit 1
+  fi
+}
+
+((do_run)) && run_layers
+((do_report)) || exit 0
+for layer in unit properties corpus golden; do
+  [[ -f $profiles/$layer.profdata ]] || {
+    echo "coverage: no profile of layer $layer in $profiles (run the layers first)" >&2
+    exit 1
+  }
+done
 "$profdata" merge -sparse "$profiles"/{unit,properties,corpus}.profdata \
   -o "$profiles/without_golden.profdata"
 

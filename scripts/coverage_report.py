@@ -37,7 +37,7 @@ import sys
 import unreachable_list
 
 LAYERS = [
-    ("unit", "unit tests (ctest label unit, without golden_test and mutant_files)"),
+    ("unit", "unit tests (ctest label unit, without golden_test)"),
     ("properties", "RapidCheck properties (label properties)"),
     ("corpus", "corpus replay (label corpus: fuzz_*_replay)"),
     ("golden", "golden vectors (golden_test)"),

@@ -47,7 +47,7 @@ LLVM_COV = "llvm-cov-19"
 MCDC_MARKER = "<!-- mcdc: the section below is written by scripts/coverage.sh --mcdc -->"
 
 LAYERS = [
-    ("unit", "unit tests (ctest label unit, without golden_test and mutant_files)"),
+    ("unit", "unit tests (ctest label unit, without golden_test)"),
     ("properties", "RapidCheck properties (label properties)"),
     ("corpus", "corpus replay (label corpus: fuzz_*_replay)"),
     ("golden", "golden vectors (golden_test)"),

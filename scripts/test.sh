@@ -8,20 +8,42 @@
 #                                            mutation shards' caches under DIR
 #
 # Default tier, in build directories under $DCPSCHED_BUILD_ROOT (default
-# build/):
+# build/). Its stages run in three lanes at once, each a chain of stages
+# (the 2 cores are kept busy while one lane links or waits on a long test),
+# then the fuzz stage alone, so that the fuzzers have the cores to
+# themselves:
+#   lane release:  release
+#   lane asan:     asan, coverage-gate
+#   lane fuzz:     oss-fuzz, import, nightly-builds
+#   then:          fuzz
 #   release       g++ release build with -Werror (ci-release); every ctest
 #                 test: unit, golden, properties, corpus replay, CLI, Python,
 #                 install consumer, benchmark smoke, the CI configuration
 #                 test and schedule_digest
 #   asan          the same built with clang-14 under AddressSanitizer +
 #                 UndefinedBehaviorSanitizer (ci-asan), without the
-#                 benchmarks; it is also the clang-14 build of
-#                 schedule_digest (the specification's invariant 9 across compilers)
+#                 benchmarks, and with clang's source-based coverage; the
+#                 unit, properties, corpus and golden layers run through
+#                 scripts/coverage.sh (one profile each), the other tests in
+#                 one more ctest run; it is also the clang-14 build of
+#                 schedule_digest (the specification's invariant 9 across
+#                 compilers)
+#   coverage-gate core/'s coverage without golden from those profiles
+#                 (scripts/coverage.sh --no-run): no uncovered line that
+#                 scripts/coverage_unreachable.txt does not name, and at least
+#                 98% of the recordable branch outcomes; one check
 #   oss-fuzz      .clusterfuzzlite/build.sh run as the OSS-Fuzz builder runs
 #                 it, and its $OUT checked as check_build does
 #                 (fuzz/oss_fuzz_build_test.sh, oss-fuzz/)
 #   import        fuzz/import_finding.sh on a planted failing input
 #                 (fuzz/import_finding_test.sh, in the oss-fuzz/ build tree)
+#   nightly-builds  core/ compiled (dcpsched_core, nothing run) with the
+#                 compiler and flags of each nightly build the default tier
+#                 does not already make: asan-gcc, digest-builds' clang-14
+#                 release and g++ -O0 Debug, nightly-fuzz's instrumented
+#                 clang-14, coverage's clang-14 and coverage-mcdc's clang-19
+#                 MC/DC (nightly-builds/); one check each, so a change that
+#                 breaks a nightly build fails here
 #   fuzz          every libFuzzer target in that $OUT (ASan) for
 #                 $DCPSCHED_FUZZ_SECONDS (default 30) each, two at a time,
 #                 corpus/ untouched; a finding fails the run and is stored,
@@ -85,11 +107,14 @@
 # the generated mutants it covers.
 #
 # Every stage runs even if an earlier one failed (a stage whose build fails
-# counts as one failure). The run ends with each stage's wall time and the
-# line "total: N passed, M failed" (ctest tests, OSS-Fuzz targets checked,
-# import checks, fuzz targets; nightly: properties, distributed, coverage,
-# mutation), and
-# exits 1 if anything failed.
+# counts as one failure). The run ends with the stage table: each stage's
+# wall and CPU time, for a build its compile and link time (ninja's steps,
+# summed), for a test run its ten slowest tests; then the line
+# "total: N passed, M failed" (ctest tests, the coverage gate, OSS-Fuzz
+# targets checked, import checks, nightly builds, fuzz targets; nightly:
+# properties, distributed, coverage, mutation), and it exits 1 if anything
+# failed. Each lane's output is in <root>/lane-<name>.log, printed whole
+# when the lane ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -132,8 +157,11 @@ jobs=${DCPSCHED_JOBS:-$(nproc)}
 mkdir -p "$root"
 passed=0
 failed=0
-stage_times=()
 run_start=$SECONDS
+# One line per finished stage: name, wall s, CPU s, passed, failed, and the
+# build and test details (stage_detail) of the stage table.
+stage_results=$root/stage-results.tsv
+: >"$stage_results"
 
 # Adds the counts of one "... N passed, M failed" line of a log.
 count_line() {
@@ -161,30 +189,131 @@ count_ctest() {
   failed=$((failed + failures))
 }
 
-# CPU seconds (user + system) of every finished child process so far, into
-# the variable cpu. `times` runs in this shell: a subshell would not see them.
-times_file=$root/.times
+# CPU seconds (user + system) of every finished child process of this shell
+# so far, into the variable cpu. `times` must run in the shell that waited
+# for them (a lane's subshell counts its own); the file is per shell.
 children_cpu() {
-  times >"$times_file"
-  cpu=$(tail -n1 "$times_file" | awk '{
+  local file=$root/.times-$BASHPID
+  times >"$file"
+  cpu=$(tail -n1 "$file" | awk '{
     total = 0
     for (i = 1; i <= 2; i++) { split($i, t, "m"); total += t[1] * 60 + t[2] }
     printf "%d", total }')
+  rm -f "$file"
+}
+
+# stage_detail KIND FILE...: what the stage table says of a stage besides
+# its times, into $root/.detail-$BASHPID: for `build DIR`, its compile and
+# link time (the durations of ninja's steps in DIR/.ninja_log, summed: with
+# other work sharing the cores they exceed the CPU time); for `tests LOG...`,
+# the ten slowest tests of those ctest logs.
+stage_detail() {
+  local kind=$1
+  shift
+  case $kind in
+    build)
+      [[ -f $1/.ninja_log ]] || return 0
+      awk -F'\t' '!/^#/ { d[$4] = ($2 - $1) / 1000 }
+        END { for (o in d) if (o ~ /\.o$/) c += d[o]; else l += d[o]
+              printf "build %s: compile %d s, link %d s (ninja steps summed)\n", dir, c, l }' \
+        dir="$1" "$1/.ninja_log" >>"$root/.detail-$BASHPID"
+      ;;
+    tests)
+      local logs=()
+      for log in "$@"; do [[ -f $log ]] && logs+=("$log"); done
+      ((${#logs[@]})) || return 0
+      { echo "slowest tests:"
+        grep -hE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "${logs[@]}" |
+          sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' |
+          sort -rn | head -n 10 | awk '{printf "  %8.2f s  %s\n", $1, $2}'
+      } >>"$root/.detail-$BASHPID"
+      ;;
+  esac
 }
 
 # stage NAME COMMAND...: runs COMMAND, records its wall and CPU time (the CPU
-# time tells what the stage costs on a quiet machine when others build).
+# time tells what the stage costs on a quiet machine when others build), its
+# counts and its details in $stage_results.
 stage() {
-  local name=$1 start=$SECONDS cpu_start
+  local name=$1 start=$SECONDS cpu_start passed_start=$passed failed_start=$failed
   children_cpu
   cpu_start=$cpu
   shift
+  rm -f "$root/.detail-$BASHPID"
   echo "=== $name"
   "$@" || true
   children_cpu
-  local took="$((SECONDS - start)) s wall, $((cpu - cpu_start)) s CPU"
-  stage_times+=("$name $took")
-  echo "=== $name: $took"
+  local wall=$((SECONDS - start)) used=$((cpu - cpu_start)) detail=
+  [[ -f $root/.detail-$BASHPID ]] && detail=$(tr '\n' '\r' <"$root/.detail-$BASHPID")
+  rm -f "$root/.detail-$BASHPID"
+  printf '%s\t%d\t%d\t%d\t%d\t%s\n' "$name" "$wall" "$used" \
+    $((passed - passed_start)) $((failed - failed_start)) "$detail" >>"$stage_results"
+  echo "=== $name: $wall s wall, $used s CPU"
+}
+
+# lane NAME STAGE_FUNCTION: runs the function (a chain of stages) in the
+# background, its output into $root/lane-NAME.log. wait_lanes waits for
+# every lane and prints each one's log when it ends.
+lane_pids=()
+lane_names=()
+lane() {
+  local name=$1
+  shift
+  ("$@") >"$root/lane-$name.log" 2>&1 &
+  lane_pids+=($!)
+  lane_names+=("$name")
+  echo "=== lane $name started (log: $root/lane-$name.log)"
+}
+
+wait_lanes() {
+  local remaining=${#lane_pids[@]} i
+  while ((remaining)); do
+    local live=()
+    for i in "${!lane_pids[@]}"; do [[ -n ${lane_pids[i]} ]] && live+=("${lane_pids[i]}"); done
+    wait -n "${live[@]}" 2>/dev/null || true
+    for i in "${!lane_pids[@]}"; do
+      [[ -n ${lane_pids[i]} ]] || continue
+      if ! kill -0 "${lane_pids[i]}" 2>/dev/null; then
+        wait "${lane_pids[i]}" 2>/dev/null || true
+        echo "=== lane ${lane_names[i]} ended at $((SECONDS - run_start)) s:"
+        cat "$root/lane-${lane_names[i]}.log"
+        lane_pids[i]=
+        remaining=$((remaining - 1))
+      fi
+    done
+  done
+  lane_pids=()
+  lane_names=()
+}
+
+# configure_build DIR [--target TARGET] CMAKE_ARGS...: configures and builds
+# DIR (one target, or all); a failure is counted and returns 1.
+configure_build() {
+  local dir=$1 targets=()
+  shift
+  if [[ ${1:-} == --target ]]; then
+    targets=(--target "$2")
+    shift 2
+  fi
+  mkdir -p "$(dirname "$dir")"
+  if ! cmake -S . -B "$dir" -G Ninja -DDCPSCHED_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+     ! cmake --build "$dir" -j "$jobs" "${targets[@]}"; then
+    tail -n 20 "$dir.configure.log"
+    echo "FAILED: configure or build of $dir"
+    failed=$((failed + 1))
+    stage_detail build "$dir"
+    return 1
+  fi
+  stage_detail build "$dir"
+}
+
+# run_ctest DIR LOG CTEST_ARGS...: runs the selected tests of DIR and counts them.
+run_ctest() {
+  local dir=$1 log=$2
+  shift 2
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@" | tee "$log" || true
+  count_ctest "$log"
+  stage_detail tests "$log"
 }
 
 # configure_build_test DIR [--tests REGEX] [--target TARGET] CMAKE_ARGS...
@@ -195,63 +324,117 @@ configure_build_test() {
     ctest_args=(-R "$2")
     shift 2
   fi
-  local targets=()
-  if [[ ${1:-} == --target ]]; then
-    targets=(--target "$2")
-    shift 2
-  fi
-  if ! cmake -S . -B "$dir" -G Ninja -DDCPSCHED_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
-     ! cmake --build "$dir" -j "$jobs" "${targets[@]}"; then
-    tail -n 20 "$dir.configure.log"
-    echo "FAILED: configure or build of $dir"
-    failed=$((failed + 1))
-    return
-  fi
-  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "${ctest_args[@]}" \
-    | tee "$dir/ctest.log" || true
-  count_ctest "$dir/ctest.log"
+  configure_build "$dir" "$@" || return 0
+  run_ctest "$dir" "$dir/ctest.log" "${ctest_args[@]}"
 }
 
+# The CMake arguments of each build, here once: the default tier's builds and
+# the nightly ones (the default tier compiles core/ with each of those too,
+# nightly_builds).
 # Debug information: line tables only (-g1), enough for backtraces and
 # sanitizer reports and much cheaper to compile than -g.
-release() {
-  configure_build_test "$root/ci-release" -DCMAKE_CXX_COMPILER=g++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
-}
-
+release_args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
+              -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 # -O1: the optimization sanitizers are usually run with; it halves the
 # compile time of an instrumented build. clang-14 compiles this tree about a
 # third faster than g++ does, so the default tier's sanitizer build is
 # clang's and the nightly tier adds g++'s.
-sanitized() {
-  local dir=$1
-  shift
-  configure_build_test "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DDCPSCHED_SANITIZE=ON -DDCPSCHED_BENCH=OFF "$@"
+sanitized_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+                -DDCPSCHED_SANITIZE=ON -DDCPSCHED_BENCH=OFF)
+# The default tier's sanitized build also carries clang's source-based
+# coverage: the coverage gate reads its profiles, so no build of its own.
+asan_args=("${sanitized_args[@]}" -DCMAKE_CXX_COMPILER=clang++-14 -DDCPSCHED_COVERAGE=ON)
+asan_gcc_args=("${sanitized_args[@]}" -DCMAKE_CXX_COMPILER=g++)
+digest_args=(-DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF)
+clang_release_args=("${digest_args[@]}" -DCMAKE_CXX_COMPILER=clang++-14
+                    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+debug_args=("${digest_args[@]}" -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug
+            -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1")
+
+release() {
+  configure_build_test "$root/ci-release" "${release_args[@]}"
 }
 
+# asan: the sanitized build with coverage. The four coverage layers run
+# through scripts/coverage.sh (each with its own profile; their ctest logs
+# are counted here), then every other test in one ctest run.
 asan() {
-  sanitized "$root/ci-asan" -DCMAKE_CXX_COMPILER=clang++-14
+  local dir=$root/ci-asan layer logs=()
+  configure_build "$dir" "${asan_args[@]}" || return 0
+  scripts/coverage.sh --no-build --no-report --build-dir "$dir" || true
+  for layer in unit properties corpus golden; do
+    count_ctest "$dir/profiles/$layer.log"
+    logs+=("$dir/profiles/$layer.log")
+  done
+  LLVM_PROFILE_FILE=$dir/profiles/other-%m.profraw \
+    run_ctest "$dir" "$dir/ctest-other.log" -LE '^(unit|properties|corpus)$'
+  rm -f "$dir"/profiles/other-*.profraw
+  stage_detail tests "${logs[@]}"
+}
+
+# coverage_gate: core/'s coverage without golden, from asan's profiles.
+coverage_gate() {
+  if scripts/coverage.sh --no-build --no-run --no-docs --build-dir "$root/ci-asan"; then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: the coverage gate (scripts/coverage.sh on $root/ci-asan)"
+    failed=$((failed + 1))
+  fi
 }
 
 asan_gcc() {
-  sanitized "$root/ci-asan-gcc" -DCMAKE_CXX_COMPILER=g++
+  configure_build_test "$root/ci-asan-gcc" "${asan_gcc_args[@]}"
 }
 
 # schedule_digest DIR CMAKE_ARGS...: that test alone in a build of its own.
 schedule_digest() {
   local dir=$1
   shift
-  configure_build_test "$dir" --tests '^schedule_digest$' --target schedule_digest \
-    -DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF "$@"
+  configure_build_test "$dir" --tests '^schedule_digest$' --target schedule_digest "$@"
 }
 
 digest_builds() {
-  schedule_digest "$root/ci-clang" -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
-  schedule_digest "$root/ci-debug" -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1"
+  schedule_digest "$root/ci-clang" "${clang_release_args[@]}"
+  schedule_digest "$root/ci-debug" "${debug_args[@]}"
+}
+
+# compile_core NAME COMMAND...: one check, that COMMAND (a build of
+# dcpsched_core) succeeds; its output goes to nightly-builds/NAME.log.
+compile_core() {
+  local name=$1 log=$root/nightly-builds/$1.log
+  shift
+  mkdir -p "$root/nightly-builds"
+  if "$@" >"$log" 2>&1; then
+    echo "nightly-builds: $name: compiles"
+    passed=$((passed + 1))
+  else
+    tail -n 30 "$log"
+    echo "FAILED: nightly-builds: $name: core/ does not compile with that build's flags (log $log)"
+    failed=$((failed + 1))
+  fi
+  stage_detail build "$root/nightly-builds/$name"
+}
+
+# nightly_builds: core/ with the compiler and flags of every nightly build
+# that the default tier's builds do not already make (the nightly stages
+# use the same arguments and scripts).
+nightly_builds() {
+  local dir=$root/nightly-builds
+  compile_core asan-gcc cmake_core "$dir/asan-gcc" "${asan_gcc_args[@]}"
+  compile_core clang-release cmake_core "$dir/clang-release" "${clang_release_args[@]}"
+  compile_core debug cmake_core "$dir/debug" "${debug_args[@]}"
+  compile_core fuzz env DCPSCHED_FUZZ_BUILD="$dir/fuzz" fuzz/build_fuzzers.sh dcpsched_core
+  compile_core coverage scripts/coverage.sh --build-dir "$dir/coverage" --target dcpsched_core
+  compile_core coverage-mcdc scripts/coverage.sh --mcdc --build-dir "$dir/coverage-mcdc" \
+    --target dcpsched_core
+}
+
+# cmake_core DIR CMAKE_ARGS...: configures DIR and builds dcpsched_core alone.
+cmake_core() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DDCPSCHED_WERROR=ON "$@" >/dev/null &&
+    cmake --build "$dir" -j "$jobs" --target dcpsched_core
 }
 
 oss_fuzz() {
@@ -443,10 +626,13 @@ in_shard() {
 if [[ -n $report_dir ]]; then
   stage mutation-report mutation_report "$report_dir"
 elif in_shard 1; then
-  stage release release
-  stage asan asan
-  stage oss-fuzz oss_fuzz
-  stage import import
+  release_lane() { stage release release; }
+  asan_lane() { stage asan asan; stage coverage-gate coverage_gate; }
+  fuzz_lane() { stage oss-fuzz oss_fuzz; stage import import; stage nightly-builds nightly_builds; }
+  lane release release_lane
+  lane asan asan_lane
+  lane fuzz fuzz_lane
+  wait_lanes
   stage fuzz fuzz
 fi
 if ((nightly)) && [[ -z $report_dir ]]; then
@@ -474,9 +660,17 @@ tier=default
 ((nightly)) && tier=nightly
 ((shard)) && tier="nightly shard $shard/$NIGHTLY_SHARDS"
 [[ -n $report_dir ]] && tier="nightly mutation report"
-echo "=== $tier tier, stage times:"
-printf '  %s\n' "${stage_times[@]}"
 children_cpu
+echo "=== $tier tier, stage table (lanes run at once: their stages overlap)"
+printf '  %-16s %8s %8s %8s %8s\n' stage "wall s" "CPU s" passed failed
+total_passed=0
+total_failed=0
+while IFS=$'\t' read -r name wall used stage_passed stage_failed detail; do
+  printf '  %-16s %8d %8d %8d %8d\n' "$name" "$wall" "$used" "$stage_passed" "$stage_failed"
+  [[ -n $detail ]] && tr '\r' '\n' <<<"$detail" | sed '/^$/d; s/^/      /'
+  total_passed=$((total_passed + stage_passed))
+  total_failed=$((total_failed + stage_failed))
+done <"$stage_results"
 echo "=== $tier tier: $((SECONDS - run_start)) s wall, $cpu s CPU on $(nproc) cores"
-echo "total: $passed passed, $failed failed"
-((failed == 0))
+echo "total: $total_passed passed, $total_failed failed"
+((total_failed == 0))
