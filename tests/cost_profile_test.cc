@@ -148,6 +148,23 @@ TEST(ValidateCostProfileTest, NamesValuesBeyondAnyMeasurement) {
               HasSubstr("attention.full.seconds[0] is 2e+06; a layer time above 1e6 s"));
 }
 
+TEST(ValidateCostProfileTest, NamesATimeBelowAPicosecond) {
+  // A fuzzer's profile: 6 / 1e-315 overflowed, so non-attention at 3.7
+  // tokens measured inf. Such a time is no measurement.
+  CostProfile profile = SmallProfile();
+  profile.non_attention = {{1, 5}, {1e-315, 6.0}};
+  EXPECT_EQ(ValidateCostProfile(profile).message(),
+            "cost profile: non_attention.seconds[0] is 1e-315; a layer time below 1e-12 s "
+            "(a picosecond) is not a measurement");
+  // The least time is one, and the steepest ratio it allows stays finite.
+  profile.non_attention = {{1, 5}, {kMinProfileSeconds, 6.0}};
+  ASSERT_TRUE(ValidateCostProfile(profile).ok());
+  const double seconds = NonAttentionSeconds(profile, 3.7);
+  EXPECT_TRUE(std::isfinite(seconds)) << seconds;
+  EXPECT_GT(seconds, kMinProfileSeconds);
+  EXPECT_LT(seconds, 6.0);
+}
+
 TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
   CostProfile profile = SmallProfile();
   profile.communication = CommunicationModel{.gpus_per_node = 8,
