@@ -2,7 +2,8 @@
 // to the extremes validation allows (times from kMinProfileSeconds to
 // kMaxProfileSeconds, sizes from 1 to kMaxProfileSize, neighbouring sizes
 // one apart), measures every size to a finite time; and validation refuses
-// a time below the least, naming the field.
+// a curve whose tables differ in length, or a time below the least, naming
+// the field.
 
 #include <algorithm>
 #include <cmath>
@@ -119,6 +120,26 @@ constexpr NamedCurve kCurves[] = {
     {&CostProfile::full_attention, "attention.full", "lengths"},
     {&CostProfile::non_attention, "non_attention", "tokens"},
 };
+
+RC_GTEST_PROP(CostProfileProperties, RefusesACurveWithOneTimeTooManyOrTooFew, ()) {
+  CostProfile profile = *GenCostProfile();
+  RC_ASSERT(ValidateCostProfile(profile).ok());
+  const NamedCurve named = *rc::gen::elementOf(std::vector<NamedCurve>(
+      std::begin(kCurves), std::end(kCurves)));
+  MeasuredCurve& curve = profile.*named.curve;
+  const bool one_more = curve.seconds.size() == 1 || *rc::gen::arbitrary<bool>();
+  if (one_more) {
+    curve.seconds.push_back(*GenExtremeSeconds());
+  } else {
+    curve.seconds.pop_back();
+  }
+  const absl::Status status = ValidateCostProfile(profile);
+  RC_ASSERT(status.code() == absl::StatusCode::kInvalidArgument);
+  RC_ASSERT(status.message() ==
+            absl::StrCat("cost profile: ", named.field, ".seconds has ", curve.seconds.size(),
+                         " values but ", named.field, ".", named.sizes_name, " has ",
+                         curve.sizes.size(), "; give one time per measured size"));
+}
 
 RC_GTEST_PROP(CostProfileProperties, RefusesATimeBelowTheLeast, ()) {
   CostProfile profile = *GenCostProfile();

@@ -131,6 +131,11 @@ TEST(ValidateCostProfileTest, NamesEmptyAndMismatchedTables) {
   EXPECT_THAT(ValidateCostProfile(profile).message(),
               HasSubstr("non_attention.seconds has 1 values but "
                         "non_attention.tokens has 2"));
+  profile = SmallProfile();
+  profile.full_attention.seconds.push_back(64.0);
+  EXPECT_THAT(ValidateCostProfile(profile).message(),
+              HasSubstr("attention.full.seconds has 3 values but "
+                        "attention.full.lengths has 2"));
 }
 
 TEST(ValidateCostProfileTest, NamesValuesBeyondAnyMeasurement) {
