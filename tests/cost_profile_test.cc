@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -170,6 +171,36 @@ TEST(ValidateCostProfileTest, NamesATimeBelowAPicosecond) {
   EXPECT_LT(seconds, 6.0);
 }
 
+TEST(ValidateCostProfileTest, NamesEachCommunicationNumberOutOfRange) {
+  const struct {
+    double CommunicationModel::*member;
+    const char* name;
+  } fields[] = {{&CommunicationModel::intra_node_gb_per_s, "intra_node_gb_per_s"},
+                {&CommunicationModel::inter_node_gb_per_s, "inter_node_gb_per_s"},
+                {&CommunicationModel::kv_bytes_per_token, "kv_bytes_per_token"}};
+  for (const auto& field : fields) {
+    for (const double bad : {0.0, -1.0, 9e-4, 1.5e9, std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity()}) {
+      CostProfile profile = SmallProfile();
+      profile.communication = CommunicationModel{.gpus_per_node = 8,
+                                                 .intra_node_gb_per_s = 400.0,
+                                                 .inter_node_gb_per_s = 50.0,
+                                                 .kv_bytes_per_token = 2048.0};
+      (*profile.communication).*field.member = bad;
+      const absl::Status status = ValidateCostProfile(profile);
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << field.name << " " << bad;
+      EXPECT_EQ(status.message(),
+                absl::StrCat("cost profile: communication.", field.name, " is ", bad,
+                             "; it must be a finite number > 0 (between 0.001 and 1e9)"));
+      // The limits themselves are allowed.
+      for (const double limit : {1e-3, 1e9}) {
+        (*profile.communication).*field.member = limit;
+        EXPECT_TRUE(ValidateCostProfile(profile).ok()) << field.name << " " << limit;
+      }
+    }
+  }
+}
+
 TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
   CostProfile profile = SmallProfile();
   profile.communication = CommunicationModel{.gpus_per_node = 8,
@@ -188,6 +219,26 @@ TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
   profile.communication->gpus_per_node = 0;
   EXPECT_THAT(ValidateCostProfile(profile).message(),
               HasSubstr("communication.gpus_per_node is 0"));
+}
+
+TEST(CommunicationModelTest, EachMemberTakesPartInEquality) {
+  const CommunicationModel base{.gpus_per_node = 8,
+                                .intra_node_gb_per_s = 400.0,
+                                .inter_node_gb_per_s = 50.0,
+                                .kv_bytes_per_token = 2048.0};
+  EXPECT_EQ(base, base);
+  CommunicationModel other = base;
+  other.gpus_per_node = 4;
+  EXPECT_NE(base, other);
+  other = base;
+  other.intra_node_gb_per_s = 300.0;
+  EXPECT_NE(base, other);
+  other = base;
+  other.inter_node_gb_per_s = 25.0;
+  EXPECT_NE(base, other);
+  other = base;
+  other.kv_bytes_per_token = 1024.0;
+  EXPECT_NE(base, other);
 }
 
 }  // namespace
