@@ -176,11 +176,11 @@ absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> sampl
   CostAwareResult result;
   if (best.plan.has_value()) {
     result.schedule = PlanToCompact(costs, *best.plan);
-    if (absl::Status status =
+    if (absl::Status own_check =
             CheckSchedulerOutputRunnable(result.schedule, options, "cost-aware");
-        !status.ok()) {
+        !own_check.ok()) {
       return absl::InternalError(absl::StrCat(
-          "cost_aware planned a schedule it should not have: ", status.message()));
+          "cost_aware planned a schedule it should not have: ", own_check.message()));
     }
     result.step_seconds = StepSeconds(samples, result.schedule, profile);
   }

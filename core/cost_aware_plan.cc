@@ -308,7 +308,6 @@ GroupMoves MovesOf(SampleCosts& costs, const PlannedGroup& group) {
 bool FillByMoves(SampleCosts& costs, PlannedMicrobatch& microbatch) {
   const std::int64_t total_gpus = costs.options().total_gpus;
   std::int64_t free = total_gpus - UsedRanks(microbatch);
-  if (free == 0) return true;
   std::vector<GroupMoves> moves;
   moves.reserve(microbatch.groups.size());
   for (const PlannedGroup& group : microbatch.groups) moves.push_back(MovesOf(costs, group));

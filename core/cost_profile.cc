@@ -44,6 +44,11 @@ absl::Status ValidateCurve(const MeasuredCurve& curve, const std::string& field,
           "cost profile: ", field, ".seconds[", i, "] is ", curve.seconds[i],
           "; every time must be a finite number > 0"));
     }
+    if (curve.seconds[i] < kMinProfileSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cost profile: ", field, ".seconds[", i, "] is ", curve.seconds[i],
+          "; a layer time below 1e-12 s (a picosecond) is not a measurement"));
+    }
     if (curve.seconds[i] > kMaxProfileSeconds) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cost profile: ", field, ".seconds[", i, "] is ", curve.seconds[i],

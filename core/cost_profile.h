@@ -36,10 +36,17 @@ namespace dcpsched {
 // 2^53 are not exact doubles) or overflow.
 inline constexpr std::int64_t kMaxProfileSize = std::int64_t{1} << 40;
 inline constexpr double kMaxProfileSeconds = 1e6;
+// The least time a measured point may have: below it a value is no
+// measurement. It keeps the ratio of any two times of a curve, which
+// log-log interpolation divides, within 1e18 (a tiny time such as a
+// subnormal 1e-315 made that ratio overflow to inf), so every valid curve
+// gives a finite time at every size.
+inline constexpr double kMinProfileSeconds = 1e-12;
 
 // A measured curve: seconds[i] at sizes[i]. Valid when non-empty, of equal
 // lengths, sizes strictly increasing positive integers up to
-// kMaxProfileSize and every time a finite number in (0, kMaxProfileSeconds].
+// kMaxProfileSize and every time a finite number in
+// [kMinProfileSeconds, kMaxProfileSeconds].
 struct MeasuredCurve {
   std::vector<std::int64_t> sizes;
   std::vector<double> seconds;
@@ -80,7 +87,8 @@ struct CostProfile {
 // JSON spells it ("attention.causal.seconds[3] is -1; every time must be a
 // finite number > 0"): an empty curve, sizes and seconds of different
 // lengths, a size < 1, above kMaxProfileSize or not above the one before, a
-// time that is not a finite number > 0 or is above kMaxProfileSeconds, or a
+// time that is not a finite number > 0, below kMinProfileSeconds or above
+// kMaxProfileSeconds, or a
 // communication model with gpus_per_node < 1 or a
 // bandwidth or byte count outside [1e-3, 1e9].
 absl::Status ValidateCostProfile(const CostProfile& profile);

@@ -104,7 +104,7 @@ double SampleCosts::Alone(std::size_t i, std::size_t k) {
 
 double SampleCosts::RankSeconds(double tokens, double attention) {
   const auto whole = static_cast<std::size_t>(tokens);
-  if (tokens >= 0.0 && whole < non_attention_.size() &&
+  if (whole < non_attention_.size() &&
       static_cast<double>(whole) == tokens) {
     double& cached = non_attention_[whole];
     if (cached < 0.0) cached = NonAttentionSeconds(profile_, tokens);

@@ -37,7 +37,6 @@ class SampleCosts {
   std::size_t sample_count() const { return samples_.size(); }
   const Sample& sample(std::size_t i) const { return samples_[i]; }
   const DynamicCpOptions& options() const { return options_; }
-  const CostProfile& profile() const { return profile_; }
 
   // The runtime sizes, ascending; the last is G.
   const std::vector<std::int64_t>& sizes() const { return sizes_; }
@@ -57,7 +56,7 @@ class SampleCosts {
   // the planner's stacking order when no sample widens. Sorted once.
   const std::vector<std::size_t>& SmallestSizeOrder();
 
-  // The non-attention part of a rank holding `tokens` tokens plus
+  // The non-attention part of a rank holding `tokens` (>= 0) tokens plus
   // `attention` seconds of attention: a rank's time (core/gpu_time.h). The
   // non-attention part of a whole number of tokens up to kMemoTokens (what
   // groups of one rank hold) is computed once.

@@ -19,8 +19,9 @@
 //                              "kv_bytes_per_token": 2048},  -- optional
 //     ...
 //   }
-// Lengths and tokens are strictly increasing positive integers; seconds are
-// finite numbers > 0; every table is non-empty and has one time per size.
+// Lengths and tokens are strictly increasing positive integers up to 2^40;
+// seconds are finite numbers from 1e-12 to 1e6; every table is non-empty and
+// has one time per size (ValidateCostProfile, core/cost_profile.h).
 // Any other key ("software", "dtype", "passes", "validation",
 // "provenance", or one a later version adds) is allowed and ignored, so a
 // newer profile still reads; "interpolation", when present, must be

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -81,6 +82,21 @@ RC_GTEST_PROP(CostAwareProperties, MixedCpSizesKeepEveryInvariantButTheWorkCap, 
   (void)ScheduleChecked(*GenMixedCpSizeProblem(), AnyProfile());
 }
 
+// A profile that ValidateCostProfile refuses is refused with its error,
+// whatever the problem.
+RC_GTEST_PROP(CostAwareProperties, RefusesAnInvalidProfileWithItsError, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  CostProfile profile = *GenCostProfile();
+  MeasuredCurve& curve = **rc::gen::element(&profile.causal_attention, &profile.full_attention,
+                                            &profile.non_attention);
+  const std::size_t i = *rc::gen::inRange<std::size_t>(0, curve.seconds.size());
+  curve.seconds[i] = *rc::gen::element(-1.0, 0.0, kMinProfileSeconds / 2,
+                                       kMaxProfileSeconds * 2);
+  const absl::Status invalid = ValidateCostProfile(profile);
+  RC_ASSERT(invalid.code() == absl::StatusCode::kInvalidArgument);
+  RC_ASSERT(ScheduleCostAware(problem.samples, problem.options, profile).status() == invalid);
+}
+
 RC_GTEST_PROP(CostAwareProperties, NeverSlowerThanRunnablePackingAware, ()) {
   const DynamicCpProblem problem = *GenValidProblem();
   RC_PRE(!problem.samples.empty());
@@ -106,6 +122,8 @@ RC_GTEST_PROP(CostAwareProperties, TheResultSaysWhoseScheduleItIs, ()) {
   RC_PRE(result.ok());
   const absl::StatusOr<CompactSchedule> packing_aware =
       ScheduleDynamicCpCompact(problem.samples, problem.options);
+  RC_ASSERT(CostAwareSourceName(result->source) ==
+            (result->source == CostAwareSource::kPlanned ? "planned" : "packing_aware"));
   if (!packing_aware.ok()) {
     RC_ASSERT(result->source == CostAwareSource::kPlanned);
     RC_ASSERT(!result->packing_aware_step_seconds.has_value());

@@ -91,6 +91,34 @@ RC_GTEST_PROP(GpuTimeProperties, MeasureStepSecondsIsMeasureScheduleTimesStep, (
   if (time.ok()) RC_ASSERT(std::memcmp(&*step, &time->step_seconds, sizeof(double)) == 0);
 }
 
+// StepSecondsLowerBound minimises each sample over the CP sizes its options
+// allow, so options that allow more sizes never raise it: no token budget
+// (max_seq_len_per_rank < 1: no cp_min) and a fixed size each only lower
+// it or leave it, and a fixed size outside [1, G] is no size at all.
+RC_GTEST_PROP(GpuTimeProperties, BoundNeverRisesAsTheOptionsAllowMoreSizes, ()) {
+  const DynamicCpProblem problem = *GenValidProblem();
+  const CostProfile profile = *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
+  const std::int64_t total_gpus = problem.options.total_gpus;
+  const auto bound = [&](std::int64_t mslpr, std::optional<std::int64_t> fixed) {
+    return StepSecondsLowerBound(
+        problem.samples, total_gpus, profile,
+        GpuTimeOptions{.max_seq_len_per_rank = mslpr, .fixed_cp_size = fixed});
+  };
+  const std::int64_t mslpr = problem.options.max_seq_len_per_rank;
+  const std::int64_t no_budget = *rc::gen::inRange<std::int64_t>(-1, 1);
+  const std::int64_t fixed = *rc::gen::inRange<std::int64_t>(1, total_gpus + 1);
+  const double budgeted = bound(mslpr, std::nullopt);
+  const double unbudgeted = bound(no_budget, std::nullopt);
+  RC_ASSERT(unbudgeted <= budgeted);
+  RC_ASSERT(bound(mslpr, fixed) <= budgeted);
+  RC_ASSERT(bound(no_budget, fixed) <= bound(mslpr, fixed));
+  RC_ASSERT(bound(no_budget, fixed) <= unbudgeted);
+  const std::int64_t outside =
+      *rc::gen::element<std::int64_t>(0, -1, total_gpus + 1, total_gpus * 2);
+  RC_ASSERT(bound(mslpr, outside) == budgeted);
+  RC_ASSERT(bound(no_budget, outside) == unbudgeted);
+}
+
 RC_GTEST_PROP(GpuTimeProperties, DpBalancedStepIsAtLeastTheBound, ()) {
   const DpBalancedProblem problem = *GenDpBalancedProblem();
   const CostProfile profile = *GenCostProfile();

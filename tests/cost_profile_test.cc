@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -131,6 +132,11 @@ TEST(ValidateCostProfileTest, NamesEmptyAndMismatchedTables) {
   EXPECT_THAT(ValidateCostProfile(profile).message(),
               HasSubstr("non_attention.seconds has 1 values but "
                         "non_attention.tokens has 2"));
+  profile = SmallProfile();
+  profile.full_attention.seconds.push_back(64.0);
+  EXPECT_THAT(ValidateCostProfile(profile).message(),
+              HasSubstr("attention.full.seconds has 3 values but "
+                        "attention.full.lengths has 2"));
 }
 
 TEST(ValidateCostProfileTest, NamesValuesBeyondAnyMeasurement) {
@@ -146,6 +152,53 @@ TEST(ValidateCostProfileTest, NamesValuesBeyondAnyMeasurement) {
   profile.full_attention.seconds[0] = 2e6;
   EXPECT_THAT(ValidateCostProfile(profile).message(),
               HasSubstr("attention.full.seconds[0] is 2e+06; a layer time above 1e6 s"));
+}
+
+TEST(ValidateCostProfileTest, NamesATimeBelowAPicosecond) {
+  // A fuzzer's profile: 6 / 1e-315 overflowed, so non-attention at 3.7
+  // tokens measured inf. Such a time is no measurement.
+  CostProfile profile = SmallProfile();
+  profile.non_attention = {{1, 5}, {1e-315, 6.0}};
+  EXPECT_EQ(ValidateCostProfile(profile).message(),
+            "cost profile: non_attention.seconds[0] is 1e-315; a layer time below 1e-12 s "
+            "(a picosecond) is not a measurement");
+  // The least time is one, and the steepest ratio it allows stays finite.
+  profile.non_attention = {{1, 5}, {kMinProfileSeconds, 6.0}};
+  ASSERT_TRUE(ValidateCostProfile(profile).ok());
+  const double seconds = NonAttentionSeconds(profile, 3.7);
+  EXPECT_TRUE(std::isfinite(seconds)) << seconds;
+  EXPECT_GT(seconds, kMinProfileSeconds);
+  EXPECT_LT(seconds, 6.0);
+}
+
+TEST(ValidateCostProfileTest, NamesEachCommunicationNumberOutOfRange) {
+  const struct {
+    double CommunicationModel::*member;
+    const char* name;
+  } fields[] = {{&CommunicationModel::intra_node_gb_per_s, "intra_node_gb_per_s"},
+                {&CommunicationModel::inter_node_gb_per_s, "inter_node_gb_per_s"},
+                {&CommunicationModel::kv_bytes_per_token, "kv_bytes_per_token"}};
+  for (const auto& field : fields) {
+    for (const double bad : {0.0, -1.0, 9e-4, 1.5e9, std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity()}) {
+      CostProfile profile = SmallProfile();
+      profile.communication = CommunicationModel{.gpus_per_node = 8,
+                                                 .intra_node_gb_per_s = 400.0,
+                                                 .inter_node_gb_per_s = 50.0,
+                                                 .kv_bytes_per_token = 2048.0};
+      (*profile.communication).*field.member = bad;
+      const absl::Status status = ValidateCostProfile(profile);
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << field.name << " " << bad;
+      EXPECT_EQ(status.message(),
+                absl::StrCat("cost profile: communication.", field.name, " is ", bad,
+                             "; it must be a finite number > 0 (between 0.001 and 1e9)"));
+      // The limits themselves are allowed.
+      for (const double limit : {1e-3, 1e9}) {
+        (*profile.communication).*field.member = limit;
+        EXPECT_TRUE(ValidateCostProfile(profile).ok()) << field.name << " " << limit;
+      }
+    }
+  }
 }
 
 TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
@@ -166,6 +219,26 @@ TEST(ValidateCostProfileTest, NamesABadCommunicationModel) {
   profile.communication->gpus_per_node = 0;
   EXPECT_THAT(ValidateCostProfile(profile).message(),
               HasSubstr("communication.gpus_per_node is 0"));
+}
+
+TEST(CommunicationModelTest, EachMemberTakesPartInEquality) {
+  const CommunicationModel base{.gpus_per_node = 8,
+                                .intra_node_gb_per_s = 400.0,
+                                .inter_node_gb_per_s = 50.0,
+                                .kv_bytes_per_token = 2048.0};
+  EXPECT_EQ(base, base);
+  CommunicationModel other = base;
+  other.gpus_per_node = 4;
+  EXPECT_NE(base, other);
+  other = base;
+  other.intra_node_gb_per_s = 300.0;
+  EXPECT_NE(base, other);
+  other = base;
+  other.inter_node_gb_per_s = 25.0;
+  EXPECT_NE(base, other);
+  other = base;
+  other.kv_bytes_per_token = 1024.0;
+  EXPECT_NE(base, other);
 }
 
 }  // namespace

@@ -1,13 +1,16 @@
 #include "core/gpu_time.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/compact_schedule.h"
 #include "core/cost_profile.h"
 #include "core/types.h"
+#include "core/validate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -179,6 +182,51 @@ TEST(MeasureScheduleTimeTest, RefusesMicrobatchesOfDifferentWidths) {
                   .status()
                   .message(),
               HasSubstr("microbatch 1 has 2 ranks but microbatch 0 has 4"));
+}
+
+TEST(MeasureScheduleTimeTest, RefusesAMalformedOrEmptyMicrobatch) {
+  // A group of no ranks: the compact form's own error.
+  CompactSchedule schedule = TwoMicrobatches();
+  schedule.microbatches[1].groups[0].size = 0;
+  const absl::StatusOr<std::int64_t> width = MicrobatchWidth(schedule.microbatches[1], 1);
+  ASSERT_FALSE(width.ok());
+  EXPECT_EQ(MeasureScheduleTime(FourSamples(), schedule, QuadraticProfile(), Mslpr(1000))
+                .status(),
+            width.status());
+  EXPECT_EQ(MeasureStepSeconds(FourSamples(), schedule, QuadraticProfile()).status(),
+            width.status());
+  // A microbatch of no groups has no ranks, first or later.
+  for (const std::size_t empty : {0, 1}) {
+    schedule = TwoMicrobatches();
+    schedule.microbatches[empty].groups.clear();
+    EXPECT_THAT(
+        MeasureScheduleTime(FourSamples(), schedule, QuadraticProfile(), Mslpr(1000))
+            .status()
+            .message(),
+        HasSubstr(absl::StrCat("microbatch ", empty, " has 0 ranks but microbatch 0 has ",
+                               empty == 0 ? 0 : 4,
+                               "; every microbatch must have the same G >= 1 ranks")));
+  }
+}
+
+TEST(MeasureScheduleTimeTest, RefusesLengthsOutsideTheLimits) {
+  for (const std::int64_t len : {std::int64_t{0}, std::int64_t{-3}, kMaxSampleLen + 1}) {
+    std::vector<Sample> samples = FourSamples();
+    samples[2].len = len;
+    const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+        samples, TwoMicrobatches(), QuadraticProfile(), Mslpr(1000));
+    EXPECT_EQ(time.status().code(), absl::StatusCode::kInvalidArgument) << len;
+    EXPECT_EQ(time.status().message(),
+              absl::StrCat("sample 3 has length ", len,
+                           "; lengths must be between 1 and ", kMaxSampleLen));
+  }
+  // The limits themselves are lengths.
+  std::vector<Sample> samples = FourSamples();
+  samples[2].len = 1;
+  EXPECT_TRUE(MeasureScheduleTime(samples, TwoMicrobatches(), QuadraticProfile(), Mslpr(1000))
+                  .ok());
+  samples[2].len = kMaxSampleLen;
+  EXPECT_TRUE(MeasureStepSeconds(samples, TwoMicrobatches(), QuadraticProfile()).ok());
 }
 
 TEST(MeasureScheduleTimeTest, RefusesDuplicateIdsAndAnEmptySchedule) {

@@ -110,5 +110,24 @@ TEST(RuntimeGroupsTest, SchedulerOutputOnCreatedGroupsIsRunnable) {
                   .ok());
 }
 
+TEST(RuntimeGroupsTest, SchedulerOutputChecksNoGroupForAnEmptyRun) {
+  // Ranks 1-3 are no CP group the runtime creates at four ranks: empty,
+  // they run no sample, so they need none; holding one, they are refused.
+  EXPECT_TRUE(CheckSchedulerOutputRunnable(OneMicrobatchOfGroups({{0, 1, {0}}, {1, 3, {}}}),
+                                           Options(4, 100), "packing-aware")
+                  .ok());
+  EXPECT_THAT(CheckSchedulerOutputRunnable(OneMicrobatchOfGroups({{0, 1, {0}}, {1, 3, {1}}}),
+                                           Options(4, 100), "packing-aware")
+                  .message(),
+              HasSubstr("microbatch 0 ranks 1-3: each runs its first sample 1 on a CP group "
+                        "of size 3"));
+}
+
+TEST(RankBlockTest, EqualWhenFirstRankAndSizeAreEqual) {
+  EXPECT_EQ((RankBlock{4, 2}), (RankBlock{4, 2}));
+  EXPECT_NE((RankBlock{4, 2}), (RankBlock{5, 2}));
+  EXPECT_NE((RankBlock{4, 2}), (RankBlock{4, 4}));
+}
+
 }  // namespace
 }  // namespace dcpsched
