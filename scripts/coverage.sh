@@ -59,6 +59,8 @@ cd "$(dirname "$0")/.."
 build_dir=
 do_build=1
 build_target=
+do_run=1
+do_report=1
 mcdc=0
 docs_args=(--docs docs/coverage.md)
 jobs=${DCPSCHED_JOBS:-$(nproc)}
@@ -168,7 +170,7 @@ run_layers() {
   fi
 }
 
-((do_run)) && run_layers
+if ((do_run)); then run_layers; fi
 ((do_report)) || exit 0
 for layer in unit properties corpus golden; do
   [[ -f $profiles/$layer.profdata ]] || {

@@ -203,7 +203,7 @@ children_cpu() {
 }
 
 # stage_detail KIND FILE...: what the stage table says of a stage besides
-# its times, into $root/.detail-$BASHPID: for `build DIR`, its compile and
+# its times, into $detail_file (stage sets it): for `build DIR`, its compile and
 # link time (the durations of ninja's steps in DIR/.ninja_log, summed: with
 # other work sharing the cores they exceed the CPU time); for `tests LOG...`,
 # the ten slowest tests of those ctest logs.
@@ -216,7 +216,7 @@ stage_detail() {
       awk -F'\t' '!/^#/ { d[$4] = ($2 - $1) / 1000 }
         END { for (o in d) if (o ~ /\.o$/) c += d[o]; else l += d[o]
               printf "build %s: compile %d s, link %d s (ninja steps summed)\n", dir, c, l }' \
-        dir="$1" "$1/.ninja_log" >>"$root/.detail-$BASHPID"
+        dir="$1" "$1/.ninja_log" >>"$detail_file"
       ;;
     tests)
       local logs=()
@@ -226,7 +226,7 @@ stage_detail() {
         grep -hE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "${logs[@]}" |
           sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' |
           sort -rn | head -n 10 | awk '{printf "  %8.2f s  %s\n", $1, $2}'
-      } >>"$root/.detail-$BASHPID"
+      } >>"$detail_file"
       ;;
   esac
 }
@@ -239,13 +239,14 @@ stage() {
   children_cpu
   cpu_start=$cpu
   shift
-  rm -f "$root/.detail-$BASHPID"
+  detail_file=$root/.detail-$name
+  rm -f "$detail_file"
   echo "=== $name"
   "$@" || true
   children_cpu
   local wall=$((SECONDS - start)) used=$((cpu - cpu_start)) detail=
-  [[ -f $root/.detail-$BASHPID ]] && detail=$(tr '\n' '\r' <"$root/.detail-$BASHPID")
-  rm -f "$root/.detail-$BASHPID"
+  [[ -f $detail_file ]] && detail=$(tr '\n' '\r' <"$detail_file")
+  rm -f "$detail_file"
   printf '%s\t%d\t%d\t%d\t%d\t%s\n' "$name" "$wall" "$used" \
     $((passed - passed_start)) $((failed - failed_start)) "$detail" >>"$stage_results"
   echo "=== $name: $wall s wall, $used s CPU"
