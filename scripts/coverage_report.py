@@ -65,6 +65,19 @@ class Piece:
     reason: str = ""  # empty: a gap in the suite
 
 
+def measured_commit():
+    """The checked-out commit, and whether the tree differed from it."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    head = git("rev-parse", "--short", "HEAD")
+    if head.returncode != 0:
+        return "an unknown commit (not a git checkout)"
+    commit = f"commit {head.stdout.strip()}"
+    if git("diff", "--quiet", "HEAD", "--", ".", ":!docs/coverage.md").returncode != 0:
+        commit += " plus uncommitted changes"
+    return commit
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", required=True,
@@ -257,7 +270,12 @@ def report(args):
          "generator change or a seed; name code there only when no input can "
          "reach it, with the reason.")
     emit("")
-    emit(f"Measured {datetime.date.today().isoformat()}.")
+    emit("The test command (`scripts/test.sh`) enforces the same gate on every "
+         "run: its clang-14 ASan + UBSan build also carries the coverage "
+         "instrumentation, runs the same layers and ends with this report's "
+         "summary line; a gap fails it.")
+    emit("")
+    emit(f"Measured {datetime.date.today().isoformat()} at {measured_commit()}.")
     emit("")
     emit("| layer | lines | branches | regions |")
     emit("| --- | --- | --- | --- |")

@@ -368,9 +368,11 @@ asan() {
     logs+=("$dir/profiles/$layer.log")
   done
   LLVM_PROFILE_FILE=$dir/profiles/other-%m.profraw \
-    run_ctest "$dir" "$dir/ctest-other.log" -LE '^(unit|properties|corpus)$'
+    ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 \
+      -LE '^(unit|properties|corpus)$' | tee "$dir/ctest-other.log" || true
+  count_ctest "$dir/ctest-other.log"
   rm -f "$dir"/profiles/other-*.profraw
-  stage_detail tests "${logs[@]}"
+  stage_detail tests "${logs[@]}" "$dir/ctest-other.log"
 }
 
 # coverage_gate: core/'s coverage without golden, from asan's profiles.
