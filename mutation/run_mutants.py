@@ -132,6 +132,24 @@ EXHAUSTIVE_SETS = ("G=1..16 n=0..3 lens=1,m-1,m,m+1,2m-1,2m,2m+1,4m mslpr=4 min_
                    "vpp=none,2 max_num_seqs=none,1")
 # Arguments a layer's program takes besides GoogleTest's.
 PROGRAM_ARGS = {"exhaustive_check": [f"--sets={EXHAUSTIVE_SETS}"]}
+# The unit and property tests are compiled into one executable per layer
+# (CMakeLists.txt), but for the runner a program is still one test file
+# (tests/checker_test.cc -> checker_test): its tests run as that executable
+# with a GoogleTest filter of exactly them, so that a mutant runs only the
+# files whose tests reach its point, the file named after it first, and a
+# kill names the file. Two test files with 2 MB of golden vectors to read
+# at start-up are executables of their own.
+WHOLE_PROGRAM_TESTS = ("golden_test", "reference_oracle_test")
+LAYER_EXECUTABLES = ("unit_tests", "property_tests")
+
+
+def program_executable(program):
+  """The executable that holds a program's tests (see WHOLE_PROGRAM_TESTS)."""
+  if program.endswith("_properties"):
+    return "property_tests"
+  if program.endswith("_test") and program not in WHOLE_PROGRAM_TESTS:
+    return "unit_tests"
+  return program
 # Time to kill is counted within these limits, seconds (the report's table).
 TTK_LIMITS = (1, 10, 60)
 # Every build here: an index past a vector's end aborts (a crash kill) instead
@@ -389,8 +407,9 @@ class Suite:
       if layers is not None and layer not in layers:
         continue  # not built unless asked for (Builds.build)
       for name in names:
-        if not os.path.exists(os.path.join(gcc, name)):
-          raise SystemExit(f"{name} is missing from {gcc}")
+        if not os.path.exists(os.path.join(gcc, program_executable(name))):
+          raise SystemExit(f"{program_executable(name)} is missing from {gcc}")
+    self.filters = None  # program -> its GoogleTest filter (program_command)
     self.baseline = {}  # program -> seconds
     # program -> the ids of the mutants whose points its unmutated run
     # evaluates (the control run's DCPSCHED_MUTANT_REACHED record); None for a
@@ -477,9 +496,43 @@ class Suite:
       counts = self.kills.setdefault(file, {})
       counts[program] = counts.get(program, 0) + 1
 
+  def test_filters(self):
+    """program -> the GoogleTest filter of its tests within its executable,
+    from the executables' listings (--gtest_output=json names each test's
+    file)."""
+    if self.filters is None:
+      filters = {}
+      for executable in LAYER_EXECUTABLES:
+        path = os.path.join(self.gcc_dir, executable)
+        if not os.path.exists(path):
+          continue  # a layer this run does not build
+        with tempfile.TemporaryDirectory() as scratch:
+          listing = os.path.join(scratch, "tests.json")
+          subprocess.run([path, "--gtest_list_tests", f"--gtest_output=json:{listing}"],
+                         capture_output=True, env=self.env(""), cwd=self.gcc_dir, check=True)
+          with open(listing) as f:
+            suites = json.load(f)["testsuites"]
+        for suite in suites:
+          for test in suite["testsuite"]:
+            program = os.path.splitext(os.path.basename(test["file"]))[0]
+            filters.setdefault(program, []).append(f"{suite['name']}.{test['name']}")
+      self.filters = {program: ":".join(names) for program, names in filters.items()}
+    return self.filters
+
+  def program_command(self, program):
+    """The command that runs one program's tests (its own executable, or its
+    file's tests in its layer's executable), without GoogleTest's output flags."""
+    executable = program_executable(program)
+    command = [os.path.join(self.gcc_dir, executable), *PROGRAM_ARGS.get(program, [])]
+    if executable != program:
+      test_filter = self.test_filters().get(program)
+      if not test_filter:
+        raise SystemExit(f"{executable} in {self.gcc_dir} holds no test of {program}")
+      command.append(f"--gtest_filter={test_filter}")
+    return command
+
   def gtest_command(self, program):
-    return [os.path.join(self.gcc_dir, program), *PROGRAM_ARGS.get(program, []),
-            "--gtest_brief=1", "--gtest_fail_fast"]
+    return [*self.program_command(program), "--gtest_brief=1", "--gtest_fail_fast"]
 
   def run_layer(self, layer, mutant_id, file, scratch):
     """Returns (how, program, seconds, time to kill) for the first program that
@@ -562,7 +615,7 @@ class Suite:
 
   def list_tests(self, program):
     """The GoogleTest names of one program (its ctest names), from --gtest_list_tests."""
-    listing = subprocess.run([os.path.join(self.gcc_dir, program), "--gtest_list_tests"],
+    listing = subprocess.run([*self.program_command(program), "--gtest_list_tests"],
                              capture_output=True, text=True, env=self.env(""),
                              cwd=self.gcc_dir, check=True).stdout
     names, suite = [], ""
@@ -635,8 +688,7 @@ class Suite:
       if not self.reaches(program, mutant_id):
         continue
       log_path = os.path.join(scratch, f"{program}.log")
-      how, seconds = self.run_program([os.path.join(self.gcc_dir, program),
-                                       *PROGRAM_ARGS.get(program, []), "--gtest_color=no"],
+      how, seconds = self.run_program([*self.program_command(program), "--gtest_color=no"],
                                       program, mutant_id, log_path, self.timeout(program))
       total += seconds
       if how == "passed":
@@ -1472,8 +1524,9 @@ def main():
   suite = None
   if not args.cache_only:
     builds.build(any(l in FUZZ_LAYERS for l in layers),
-                 None if named_run else [p for l, ps in layer_programs().items()
-                                         if l in layers for p in ps])
+                 None if named_run else sorted({program_executable(p)
+                                                for l, ps in layer_programs().items()
+                                                if l in layers for p in ps}))
     suite = Suite(builds, args.seed, args.property_cases, args.fuzz_seconds, args.min_timeout,
                   fuzz_empty_seconds=args.fuzz_empty_seconds, layers=layers,
                   skip_unreached=not args.run_unreached)

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::checker_properties {
 namespace {
 
 bool Reports(const std::vector<Violation>& violations, Invariant invariant) {
@@ -222,4 +222,4 @@ RC_GTEST_PROP(CheckerProperties, AMalformedCompactMicrobatchIsOneFindingOfInvari
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::checker_properties

@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::compact_schedule_properties {
 namespace {
 
 RC_GTEST_PROP(CompactScheduleProperties, PackingAwareCompactIsPerRank, ()) {
@@ -113,4 +113,4 @@ RC_GTEST_PROP(CompactScheduleProperties, AGroupMayEndAtTheLargestRankNumberAndNo
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::compact_schedule_properties

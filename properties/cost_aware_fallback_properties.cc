@@ -36,7 +36,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::cost_aware_fallback_properties {
 namespace {
 
 DynamicCpProblem AnyProblem() {
@@ -207,4 +207,4 @@ RC_GTEST_PROP(CostAwareFallbackProperties, TheSchedulerSchedulesWhereTheFallback
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::cost_aware_fallback_properties

@@ -42,7 +42,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::cost_aware_plan_properties {
 namespace {
 
 // Relative slack for floating-point sums that agree in exact arithmetic.
@@ -288,4 +288,4 @@ RC_GTEST_PROP(CostAwarePlanProperties, TheSchedulerKeepsTheFastestPlanOfTheSearc
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::cost_aware_plan_properties

@@ -34,7 +34,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::cost_aware_plan_steps_properties {
 namespace {
 
 using plan_steps::MicrobatchSeconds;
@@ -698,4 +698,4 @@ RC_GTEST_PROP(CostAwarePlanStepsProperties, FinishOrdersSlowestFirstKeepingTies,
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::cost_aware_plan_steps_properties

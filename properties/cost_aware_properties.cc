@@ -32,7 +32,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::cost_aware_properties {
 namespace {
 
 // Relative slack for floating-point sums that agree in exact arithmetic.
@@ -331,4 +331,4 @@ RC_GTEST_PROP(CostAwareProperties, WithinToleranceOfTheExhaustiveOptimum, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::cost_aware_properties

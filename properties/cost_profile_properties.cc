@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::cost_profile_properties {
 namespace {
 
 // A time validation accepts, often at one of its limits: the least, the
@@ -162,4 +162,4 @@ RC_GTEST_PROP(CostProfileProperties, RefusesATimeBelowTheLeast, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::cost_profile_properties

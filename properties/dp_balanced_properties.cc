@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::dp_balanced_properties {
 namespace {
 
 RC_GTEST_PROP(DpBalancedProperties, MatchesTheOracle, ()) {
@@ -72,4 +72,4 @@ RC_GTEST_PROP(DpBalancedProperties, EveryPositionOnceOnOneReplicaWithinBudget, (
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::dp_balanced_properties

@@ -29,7 +29,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::gpu_time_properties {
 namespace {
 
 // Relative slack for comparing floating-point sums that agree in exact
@@ -209,4 +209,4 @@ RC_GTEST_PROP(GpuTimeProperties, AddingASampleNeverMakesAMicrobatchFaster, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::gpu_time_properties

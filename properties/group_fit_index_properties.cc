@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::group_fit_index_properties {
 namespace {
 
 struct ScannedGroup {
@@ -67,4 +67,4 @@ RC_GTEST_PROP(GroupFitIndexProperties, AnswersEqualAScanOfEveryGroup, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::group_fit_index_properties

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::legacy_properties {
 namespace {
 
 RC_GTEST_PROP(LegacyProperties, SchedulesKeepEveryInvariant, ()) {
@@ -38,4 +38,4 @@ RC_GTEST_PROP(LegacyProperties, BalanceProneMatchesReferenceOracle, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::legacy_properties

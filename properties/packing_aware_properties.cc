@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::packing_aware_properties {
 namespace {
 
 RC_GTEST_PROP(PackingAwareProperties, Invariant1NoRankIsEmpty, ()) {
@@ -101,4 +101,4 @@ RC_GTEST_PROP(PackingAwareProperties, MaxNumSeqsOneHoldsOneSamplePerRank, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::packing_aware_properties

@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::quality_properties {
 namespace {
 
 RC_GTEST_PROP(QualityProperties, ReadsEveryScheduleAsBuilt, ()) {
@@ -137,4 +137,4 @@ RC_GTEST_PROP(QualityProperties, MeasuresALengthAtEitherEndOfTheValidRange, ()) 
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::quality_properties

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::remaining_samples_properties {
 namespace {
 
 // The batch as RemainingSamples sorts it, with a flag per position.
@@ -112,4 +112,4 @@ RC_GTEST_PROP(RemainingSamplesProperties, FirstFittingAsksLogarithmicallyOften, 
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::remaining_samples_properties

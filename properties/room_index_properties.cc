@@ -18,7 +18,7 @@
 #include "rapidcheck.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::room_index_properties {
 namespace {
 
 constexpr std::size_t kMaxGroups = 48;
@@ -97,4 +97,4 @@ RC_GTEST_PROP(RoomIndexProperties, FindOffersTheTightestBucketFirstNewestFirst, 
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::room_index_properties

@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::runtime_groups_properties {
 namespace {
 
 RC_GTEST_PROP(RuntimeGroupsProperties, PackingAwareRefusesExactlyTheUnrunnable, ()) {
@@ -78,4 +78,4 @@ RC_GTEST_PROP(RuntimeGroupsProperties, TheExhaustiveOracleAgreesWithTheChecker, 
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::runtime_groups_properties

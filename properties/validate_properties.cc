@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::validate_properties {
 namespace {
 
 RC_GTEST_PROP(ValidateProperties, InvalidProblemsAreRejectedWithInvalidArgument, ()) {
@@ -53,4 +53,4 @@ RC_GTEST_PROP(ValidateProperties, DpBalancedReplicasThatFillTheRankLimitAreValid
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::validate_properties

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::vpp_align_properties {
 namespace {
 
 RC_GTEST_PROP(VppAlignProperties, MatchesTheOracleOnScheduledBatches, ()) {
@@ -37,4 +37,4 @@ RC_GTEST_PROP(VppAlignProperties, MatchesTheOracleWhenHalvesAreSplitAgain, ()) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::vpp_align_properties

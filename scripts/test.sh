@@ -55,8 +55,9 @@
 #                 found that corpus/ lacks goes to nightly/new/corpus/ in the
 #                 corpus/ layout (fuzz/collect_new_inputs.sh)
 #   properties    every RapidCheck property at $DCPSCHED_NIGHTLY_PROPERTY_CASES
-#                 (default 100000) cases, from the release build, two
-#                 executables at a time (with 2 cores)
+#                 (default 100000) cases, from the release build's
+#                 property_tests, in as many GoogleTest shards at once as
+#                 there are cores
 #   asan-gcc      the default tier's asan stage built with g++ (ci-asan-gcc)
 #   fuzz-one      fuzz/run_fuzzers.sh asked for one target in a new build
 #                 directory, as a user's CI calls it: builds that one alone
@@ -503,20 +504,22 @@ nightly_fuzz() {
        "(cp -r $scratch/new/corpus . keeps everything)"
 }
 
-# The property executables of the release build, run directly so that
-# RC_PARAMS is not ctest's (which fixes the default number of cases), $jobs
-# at a time (each is single-threaded); then each one's result, in name order.
+# The properties of the release build (property_tests), run directly so
+# that RC_PARAMS is not ctest's (which fixes the default number of cases), in
+# $jobs GoogleTest shards at once (each single-threaded); then each shard's
+# result.
 properties() {
-  local cases=${DCPSCHED_NIGHTLY_PROPERTY_CASES:-100000} exe log
-  echo "properties: $cases cases per property, $jobs executables at a time"
-  for exe in "$root"/ci-release/*_properties; do
-    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
-    RC_PARAMS="max_success=$cases" "$exe" >"$root/nightly-$(basename "$exe").log" 2>&1 &
+  local cases=${DCPSCHED_NIGHTLY_PROPERTY_CASES:-100000} exe=$root/ci-release/property_tests
+  local index log
+  echo "properties: $cases cases per property, $jobs shards of $exe at a time"
+  for ((index = 0; index < jobs; index++)); do
+    RC_PARAMS="max_success=$cases" GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$index \
+      "$exe" >"$root/nightly-properties-$index.log" 2>&1 &
   done
   wait || true
-  for exe in "$root"/ci-release/*_properties; do
-    log=$root/nightly-$(basename "$exe").log
-    echo "$(basename "$exe"): $cases cases per property"
+  for ((index = 0; index < jobs; index++)); do
+    log=$root/nightly-properties-$index.log
+    echo "property_tests shard $((index + 1)) of $jobs: $cases cases per property"
     grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] .*\.' "$log" || true
     local ok bad
     ok=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | awk '{print $4}')

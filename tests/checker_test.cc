@@ -16,7 +16,7 @@
 #include "tests/test_options.h"
 #include "io/golden.h"
 
-namespace dcpsched {
+namespace dcpsched::checker_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -436,4 +436,4 @@ TEST(CheckScheduleGoldenTest, ReportsDamageToARealSchedule) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::checker_test

@@ -72,7 +72,7 @@ NIGHTLY_WRITERS = {
         ("mutation", "matrix_cache.py"): ['os.path.join(root, "cache", file_name(core))',
                                           'return f"{core}.matrix.jsonl"']}),
     NIGHTLY_LOGS: ("scripts/test.sh --nightly --shard", {
-        ("scripts", "test.sh"): [BUILD_ROOT, '>"$root/nightly-$(basename "$exe").log"',
+        ("scripts", "test.sh"): [BUILD_ROOT, '>"$root/nightly-properties-$index.log"',
                                  '| tee "$root/nightly-fuzz.log"',
                                  '>"$root/exhaustive-$part.log"']}),
     NIGHTLY_COVERAGE_PAGE: ("scripts/test.sh --nightly --shard", {

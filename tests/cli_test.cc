@@ -19,7 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/run_cli.h"
 
-namespace dcpsched {
+namespace dcpsched::cli_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -1085,4 +1085,4 @@ TEST(CliTest, HelpListsEverySubcommand) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::cli_test

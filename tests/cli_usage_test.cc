@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "tests/run_cli.h"
 
-namespace dcpsched {
+namespace dcpsched::cli_usage_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -132,4 +132,4 @@ TEST(CliUsageTest, LegacyWithACapIsAFlagConflict) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::cli_usage_test

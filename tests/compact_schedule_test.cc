@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::compact_schedule_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -241,4 +241,4 @@ TEST(CompactScheduleTest, RankIdsIsTheSliceOfEveryRank) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::compact_schedule_test

@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::cost_model_test {
 namespace {
 
 TEST(WorkTest, IsLenSquaredOverCpSizeWithOneRounding) {
@@ -45,4 +45,4 @@ TEST(TokensPerRankTest, IsLenOverCpSize) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::cost_model_test

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::cost_profile_file_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -168,4 +168,4 @@ TEST(LoadCostProfileTest, ListsTheShippedNamesForAnUnknownOne) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::cost_profile_file_test

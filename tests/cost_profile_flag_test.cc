@@ -14,7 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/run_cli.h"
 
-namespace dcpsched {
+namespace dcpsched::cost_profile_flag_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -114,4 +114,4 @@ TEST(CostProfileFlagTest, VerifyPrintsTheStepTime) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::cost_profile_flag_test

@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::cost_profile_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -242,4 +242,4 @@ TEST(CommunicationModelTest, EachMemberTakesPartInEquality) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::cost_profile_test

@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace dcpsched {
+namespace dcpsched::dp_balanced_test {
 namespace {
 
 using Ranks = std::vector<std::vector<SampleId>>;
@@ -255,4 +255,4 @@ TEST(DpBalancedTest, MatchesEveryGoldenCase) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::dp_balanced_test

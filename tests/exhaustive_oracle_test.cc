@@ -17,7 +17,7 @@
 #include "core/packing_aware.h"
 #include "oracle/reference_oracle.h"
 
-namespace dcpsched::oracle {
+namespace dcpsched::oracle::exhaustive_oracle_test {
 namespace {
 
 // Two equal samples on two ranks: each alone gives 100 per rank; both split
@@ -272,4 +272,4 @@ TEST(ExhaustiveOracleTest, CappedCoreStepKeepsTheCapAndNeverBeatsTheOptimum) {
 }
 
 }  // namespace
-}  // namespace dcpsched::oracle
+}  // namespace dcpsched::oracle::exhaustive_oracle_test

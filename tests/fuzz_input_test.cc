@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "io/problem_text.h"
 
-namespace dcpsched::fuzz {
+namespace dcpsched::fuzz::fuzz_input_test {
 namespace {
 
 constexpr std::int64_t kMinInt = std::numeric_limits<std::int64_t>::min();
@@ -335,4 +335,4 @@ TEST(IsValidBySpecTest, JudgesSpecsLimits) {
 }
 
 }  // namespace
-}  // namespace dcpsched::fuzz
+}  // namespace dcpsched::fuzz::fuzz_input_test

@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::gpu_time_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -250,4 +250,4 @@ TEST(MeasureScheduleTimeTest, RefusesDuplicateIdsAndAnEmptySchedule) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::gpu_time_test

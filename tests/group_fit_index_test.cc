@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::group_fit_index_test {
 namespace {
 
 std::optional<std::size_t> OldestWithWorkAtMost(const GroupFitIndex& index,
@@ -103,4 +103,4 @@ TEST(GroupFitIndexTest, LeastWorkOnTiedGroupsPrunesEqualSubtrees) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::group_fit_index_test

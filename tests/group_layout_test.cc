@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::group_layout_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -60,4 +60,4 @@ TEST(GroupLayoutTest, WideningShiftsLaterGroupsRight) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::group_layout_test

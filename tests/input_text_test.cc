@@ -25,7 +25,7 @@
 #include "io/problem_text.h"
 #include "io/schedule_file.h"
 
-namespace dcpsched {
+namespace dcpsched::input_text_test {
 namespace {
 
 constexpr absl::string_view kByteOrderMark = "\xEF\xBB\xBF";
@@ -184,4 +184,4 @@ TEST(InputTextTest, NoErrorMessageCarriesARawInputByte) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::input_text_test

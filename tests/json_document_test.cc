@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::json_document_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -75,4 +75,4 @@ TEST(JsonDocumentTest, MessagesHoldNoLibraryTextAndNoRawBytes) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::json_document_test

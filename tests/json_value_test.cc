@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::json_value_test {
 namespace {
 
 using Json = nlohmann::json;
@@ -33,4 +33,4 @@ TEST(JsonValueTest, DescriptionShowsScalarsAndOnlyTheTypeOfContainers) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::json_value_test

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_options.h"
 
-namespace dcpsched {
+namespace dcpsched::legacy_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -196,4 +196,4 @@ TEST(ScheduleLegacyTest, RefusesMaxNumSeqs) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::legacy_test

@@ -14,7 +14,7 @@
 #include "core/types.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::lengths_file_test {
 namespace {
 
 // Expects `contents` to be rejected with InvalidArgument whose message
@@ -205,4 +205,4 @@ TEST(ReadLengthsFileTest, MissingFileIsNotFound) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::lengths_file_test

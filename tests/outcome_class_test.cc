@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "io/problem_text.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::outcome_class_test {
 namespace {
 
 absl::Status PackingAware(const char* text) {
@@ -66,4 +66,4 @@ TEST(OutcomeClassTest, KindsByMessage) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::outcome_class_test

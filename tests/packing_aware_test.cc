@@ -15,7 +15,7 @@
 #include "tests/test_options.h"
 #include "oracle/exhaustive_oracle.h"
 
-namespace dcpsched {
+namespace dcpsched::packing_aware_test {
 namespace {
 
 using ::testing::Each;
@@ -314,4 +314,4 @@ TEST(PackingAwareOptimalityTest, StepNeverBeatsTheExhaustiveOptimum) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::packing_aware_test

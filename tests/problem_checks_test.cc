@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "io/problem_text.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::problem_checks_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -88,4 +88,4 @@ TEST(ProblemChecksTest, AlignmentComparisonSeesBothSides) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::problem_checks_test

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "io/problem_text.h"
 
-namespace dcpsched::properties {
+namespace dcpsched::properties::problem_enumerator_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -157,4 +157,4 @@ TEST(ForEachProblemTest, PartsAreDisjointAndCoverEveryProblem) {
 }
 
 }  // namespace
-}  // namespace dcpsched::properties
+}  // namespace dcpsched::properties::problem_enumerator_test

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::problem_text_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -122,4 +122,4 @@ TEST(ProblemTextTest, RejectsMalformedText) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::problem_text_test

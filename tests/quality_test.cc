@@ -11,7 +11,7 @@
 #include "core/validate.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::quality_test {
 namespace {
 
 Microbatch Ranks(std::vector<std::vector<SampleId>> rank_ids) {
@@ -366,4 +366,4 @@ TEST(MeasureQualityTest, CompactMicrobatchesOfDifferentWidthsAreInvalidArgument)
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::quality_test

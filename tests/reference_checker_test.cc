@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_options.h"
 
-namespace dcpsched::oracle {
+namespace dcpsched::oracle::reference_checker_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -133,4 +133,4 @@ TEST(ReferenceCheckerTest, AnInvalidProblemHasNoFinding) {
 }
 
 }  // namespace
-}  // namespace dcpsched::oracle
+}  // namespace dcpsched::oracle::reference_checker_test

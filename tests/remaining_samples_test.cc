@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::remaining_samples_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -102,4 +102,4 @@ TEST(RemainingSamplesTest, EmptyBatch) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::remaining_samples_test

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "io/schedule_run.h"
 
-namespace dcpsched {
+namespace dcpsched::report_test {
 namespace {
 
 // Sample 0 (8 tokens) split over ranks 0-1; samples 1 and 2 (2 tokens)
@@ -185,9 +185,9 @@ TEST(ReportTest, LongSchedulesAndLongIdListsAreCut) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::report_test
 
-namespace dcpsched {
+namespace dcpsched::report_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -246,4 +246,4 @@ TEST(ReportTest, WithoutACostProfileSaysNothingOfTime) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::report_test

@@ -11,7 +11,7 @@
 #include "oracle/reference_definitions.h"
 #include "tests/test_options.h"
 
-namespace dcpsched {
+namespace dcpsched::runtime_groups_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -130,4 +130,4 @@ TEST(RankBlockTest, EqualWhenFirstRankAndSizeAreEqual) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::runtime_groups_test

@@ -18,7 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/test_problems.h"
 
-namespace dcpsched {
+namespace dcpsched::schedule_file_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -333,4 +333,4 @@ TEST(ScheduleFileTest, ParseErrorsNameTheFile) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::schedule_file_test

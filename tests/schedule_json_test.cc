@@ -13,7 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/test_problems.h"
 
-namespace dcpsched {
+namespace dcpsched::schedule_json_test {
 namespace {
 
 using nlohmann::json;
@@ -241,9 +241,9 @@ TEST(ScheduleJsonTest, RealRunGroupsMatchItsSchedule) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::schedule_json_test
 
-namespace dcpsched {
+namespace dcpsched::schedule_json_test {
 namespace {
 
 TEST(ScheduleJsonTest, WithACostProfileCarriesGpuTime) {
@@ -283,4 +283,4 @@ TEST(ScheduleJsonTest, WithoutACostProfileHasNoTimeKeys) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::schedule_json_test

@@ -10,7 +10,7 @@
 #include "io/cost_profile_file.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::schedule_run_test {
 namespace {
 
 SchedulingProblem SmallProblem() {
@@ -166,4 +166,4 @@ TEST(ScheduleRunTest, SchedulerErrorIsTheRunsStatus) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::schedule_run_test

@@ -40,7 +40,7 @@
 
 extern char** environ;
 
-namespace dcpsched {
+namespace dcpsched::schedule_svg_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -669,9 +669,9 @@ TEST_F(RenderTest, RendererRejectsBrokenSvg) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::schedule_svg_test
 
-namespace dcpsched {
+namespace dcpsched::schedule_svg_test {
 namespace {
 
 TEST(ScheduleSvgTest, WithACostProfileDrawsTimeWithoutCaps) {
@@ -696,4 +696,4 @@ TEST(ScheduleSvgTest, WithACostProfileDrawsTimeWithoutCaps) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::schedule_svg_test

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_options.h"
 
-namespace dcpsched {
+namespace dcpsched::types_test {
 namespace {
 
 TEST(SampleTest, EqualWhenIdAndLengthAreEqual) {
@@ -78,4 +78,4 @@ TEST(PackedMicrobatchTest, EachMemberTakesPartInEquality) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::types_test

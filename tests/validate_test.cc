@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_options.h"
 
-namespace dcpsched {
+namespace dcpsched::validate_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -138,4 +138,4 @@ TEST(ValidateDpBalancedTest, RejectsLengthsThatDoNotFitOnePackedSequence) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::validate_test

@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "oracle/reference_oracle.h"
 
-namespace dcpsched {
+namespace dcpsched::vpp_align_test {
 namespace {
 
 using Ranks = std::vector<std::vector<SampleId>>;
@@ -396,4 +396,4 @@ TEST(VppAlignTest, CompactInputThatIsNotACompactFormIsInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::vpp_align_test

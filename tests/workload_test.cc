@@ -8,7 +8,7 @@
 #include "core/types.h"
 #include "gtest/gtest.h"
 
-namespace dcpsched {
+namespace dcpsched::workload_test {
 namespace {
 
 std::vector<std::int64_t> Lengths(const LognormalWorkload& workload) {
@@ -185,4 +185,4 @@ TEST(WorkloadTest, DescriptionNamesTheParameters) {
 }
 
 }  // namespace
-}  // namespace dcpsched
+}  // namespace dcpsched::workload_test
