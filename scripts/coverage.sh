@@ -2,7 +2,9 @@
 # Source-based coverage of core/, layer by layer (docs/coverage.md).
 #
 # Builds the suite with clang-14 -fprofile-instr-generate -fcoverage-mapping
-# into build/coverage, runs each layer of the suite on its own with its own
+# into build/coverage, with the flags of the test command's sanitized build
+# (ASan + UBSan, -O1 -g1: scripts/test.sh asan_args, so the default tier's
+# asan stage compiles exactly what this build compiles), runs each layer of the suite on its own with its own
 # LLVM_PROFILE_FILE, merges each layer's profiles with llvm-profdata-14 and
 # reports core/'s line, branch and region coverage with llvm-cov-14:
 #
@@ -96,12 +98,15 @@ if ((mcdc)); then
   llvm=19
   : "${build_dir:=build/coverage-mcdc}"
   coverage=MCDC
+  build_flags=()
   what="clang-$llvm source-based coverage with MC/DC"
 else
   llvm=14
   : "${build_dir:=build/coverage}"
   coverage=ON
-  what="clang-$llvm source-based coverage"
+  # scripts/test.sh's sanitized_args: keep the two the same.
+  build_flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DDCPSCHED_SANITIZE=ON)
+  what="clang-$llvm source-based coverage (ASan + UBSan build)"
 fi
 profdata=llvm-profdata-$llvm
 
@@ -117,7 +122,7 @@ if ((do_build)); then
   CC=clang-$llvm CXX=clang++-$llvm cmake -S . -B "$build_dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDCPSCHED_WERROR=ON \
     -DDCPSCHED_BENCH=OFF -DDCPSCHED_PYTHON=OFF \
-    -DDCPSCHED_COVERAGE=$coverage >/dev/null
+    "${build_flags[@]}" -DDCPSCHED_COVERAGE=$coverage >/dev/null
   if [[ -n $build_target ]]; then
     exec cmake --build "$build_dir" -j "$jobs" --target "$build_target"
   fi

@@ -261,8 +261,9 @@ def report(args):
          "(headers included). A branch is one outcome (true or false) of a "
          "condition.")
     emit("")
-    emit("`scripts/coverage.sh` builds into `build/coverage`, runs the layers "
-         "and rewrites this page; `--no-build` reuses the build, `--no-docs` "
+    emit("`scripts/coverage.sh` builds into `build/coverage` with the test "
+         "command's sanitized flags (clang-14, ASan + UBSan, -O1), runs the "
+         "layers and rewrites this page; `--no-build` reuses the build, `--no-docs` "
          "leaves this page alone. It exits 1 when an uncovered line of core/ "
          "is not named in `scripts/coverage_unreachable.txt`, when an entry "
          "there names nothing uncovered, or when branch coverage without "
@@ -271,8 +272,8 @@ def report(args):
          "reach it, with the reason.")
     emit("")
     emit("The test command (`scripts/test.sh`) enforces the same gate on every "
-         "run: its clang-14 ASan + UBSan build also carries the coverage "
-         "instrumentation, runs the same layers and ends with this report's "
+         "run: its clang-14 ASan + UBSan build, compiled as this one, also carries "
+         "the coverage instrumentation, runs the same layers and ends with this report's "
          "summary line; a gap fails it.")
     emit("")
     emit(f"Measured {datetime.date.today().isoformat()} at {measured_commit()}.")

@@ -41,9 +41,10 @@
 #                 compiler and flags of each nightly build the default tier
 #                 does not already make: asan-gcc, digest-builds' clang-14
 #                 release and g++ -O0 Debug, nightly-fuzz's instrumented
-#                 clang-14, coverage's clang-14 and coverage-mcdc's clang-19
-#                 MC/DC (nightly-builds/); one check each, so a change that
-#                 breaks a nightly build fails here
+#                 clang-14 and coverage-mcdc's clang-19 MC/DC
+#                 (nightly-builds/; coverage's clang-14 build has the asan
+#                 stage's flags); one check each, so a change that breaks a
+#                 nightly build fails here
 #   fuzz          every libFuzzer target in that $OUT (ASan) for
 #                 $DCPSCHED_FUZZ_SECONDS (default 30) each, two at a time,
 #                 corpus/ untouched; a finding fails the run and is stored,
@@ -156,6 +157,20 @@ fi
 root=${DCPSCHED_BUILD_ROOT:-build}
 jobs=${DCPSCHED_JOBS:-$(nproc)}
 mkdir -p "$root"
+# Every compile of this run, in every lane and in the builds its tests make,
+# first takes one of $jobs slots (scripts/compile_slot.sh, CMake's compiler
+# launcher): the lanes' builds share the cores instead of running three
+# times as many compilers as there are cores, each slower for it. A
+# launcher the caller set (ccache, say) is kept, without the slots.
+if [[ -z ${CMAKE_CXX_COMPILER_LAUNCHER:-} ]]; then
+  compile_slots=$(realpath "$root")/compile-slots
+  rm -f "$compile_slots"
+  mkfifo "$compile_slots"
+  exec {compile_slots_fd}<>"$compile_slots"
+  printf "%${jobs}s" "" | tr ' ' '+' >&"$compile_slots_fd"
+  export DCPSCHED_COMPILE_SLOTS_FIFO=$compile_slots
+  export CMAKE_CXX_COMPILER_LAUNCHER=$PWD/scripts/compile_slot.sh
+fi
 passed=0
 failed=0
 run_start=$SECONDS
@@ -340,7 +355,8 @@ release_args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # -O1: the optimization sanitizers are usually run with; it halves the
 # compile time of an instrumented build. clang-14 compiles this tree about a
 # third faster than g++ does, so the default tier's sanitizer build is
-# clang's and the nightly tier adds g++'s.
+# clang's and the nightly tier adds g++'s. scripts/coverage.sh's clang-14
+# build uses these flags too: keep the two the same.
 sanitized_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
                 -DDCPSCHED_SANITIZE=ON -DDCPSCHED_BENCH=OFF)
 # The default tier's sanitized build also carries clang's source-based
@@ -428,7 +444,6 @@ nightly_builds() {
   compile_core clang-release cmake_core "$dir/clang-release" "${clang_release_args[@]}"
   compile_core debug cmake_core "$dir/debug" "${debug_args[@]}"
   compile_core fuzz env DCPSCHED_FUZZ_BUILD="$dir/fuzz" fuzz/build_fuzzers.sh dcpsched_core
-  compile_core coverage scripts/coverage.sh --build-dir "$dir/coverage" --target dcpsched_core
   compile_core coverage-mcdc scripts/coverage.sh --mcdc --build-dir "$dir/coverage-mcdc" \
     --target dcpsched_core
 }
