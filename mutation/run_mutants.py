@@ -140,15 +140,15 @@ PROGRAM_ARGS = {"exhaustive_check": [f"--sets={EXHAUSTIVE_SETS}"]}
 # kill names the file. Two test files with 2 MB of golden vectors to read
 # at start-up are executables of their own.
 WHOLE_PROGRAM_TESTS = ("golden_test", "reference_oracle_test")
-LAYER_EXECUTABLES = ("unit_tests", "property_tests")
+# A test file's name suffix -> its layer's executable.
+LAYER_EXECUTABLES = {"_test": "unit_tests", "_properties": "property_tests"}
 
 
 def program_executable(program):
   """The executable that holds a program's tests (see WHOLE_PROGRAM_TESTS)."""
-  if program.endswith("_properties"):
-    return "property_tests"
-  if program.endswith("_test") and program not in WHOLE_PROGRAM_TESTS:
-    return "unit_tests"
+  for suffix, executable in LAYER_EXECUTABLES.items():
+    if program.endswith(suffix) and program not in WHOLE_PROGRAM_TESTS:
+      return executable
   return program
 # Time to kill is counted within these limits, seconds (the report's table).
 TTK_LIMITS = (1, 10, 60)
@@ -406,9 +406,9 @@ class Suite:
     for layer, names in self.programs.items():
       if layers is not None and layer not in layers:
         continue  # not built unless asked for (Builds.build)
-      for name in names:
-        if not os.path.exists(os.path.join(gcc, program_executable(name))):
-          raise SystemExit(f"{program_executable(name)} is missing from {gcc}")
+      for executable in {program_executable(name) for name in names}:
+        if not os.path.exists(os.path.join(gcc, executable)):
+          raise SystemExit(f"{executable} is missing from {gcc}")
     self.filters = None  # program -> its GoogleTest filter (program_command)
     self.baseline = {}  # program -> seconds
     # program -> the ids of the mutants whose points its unmutated run
@@ -502,7 +502,7 @@ class Suite:
     file)."""
     if self.filters is None:
       filters = {}
-      for executable in LAYER_EXECUTABLES:
+      for executable in LAYER_EXECUTABLES.values():
         path = os.path.join(self.gcc_dir, executable)
         if not os.path.exists(path):
           continue  # a layer this run does not build
