@@ -32,10 +32,6 @@ std::string IdList(const std::vector<SampleId>& ids) {
       " and ", ids.size() - kMaxIdsInMessage, " more");
 }
 
-bool IsPowerOfTwo(std::int64_t value) {
-  return value > 0 && (value & (value - 1)) == 0;
-}
-
 // Where a sample was first found: its microbatch and its run of ranks there.
 struct Placement {
   std::int64_t microbatch = kNone;

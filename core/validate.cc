@@ -12,10 +12,6 @@
 namespace dcpsched {
 namespace {
 
-bool IsPowerOfTwo(std::int64_t value) {
-  return value > 0 && (value & (value - 1)) == 0;
-}
-
 absl::Status CheckInRange(absl::string_view name, std::int64_t value,
                           std::int64_t low, std::int64_t high) {
   if (value >= low && value <= high) return absl::OkStatus();
@@ -42,6 +38,10 @@ absl::Status SampleLengthError(std::size_t index, absl::string_view what,
 }
 
 }  // namespace
+
+bool IsPowerOfTwo(std::int64_t value) {
+  return value > 0 && (value & (value - 1)) == 0;
+}
 
 absl::Status ValidateDynamicCpOptions(const DynamicCpOptions& options) {
   if (absl::Status status =

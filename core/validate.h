@@ -20,6 +20,10 @@ inline constexpr std::int64_t kMaxTotalGpus = 65536;
 inline constexpr std::int64_t kMaxSeqLenPerRank = (std::int64_t{1} << 31) - 1;
 inline constexpr std::int64_t kMaxSampleLen = std::int64_t{1} << 26;
 
+// Whether `value` is a power of two (1, 2, 4, ...): a CP size dynamic CP
+// allows, besides G itself.
+bool IsPowerOfTwo(std::int64_t value);
+
 // G, max_seq_len_per_rank, min_cp_size, vpp_group and max_num_seqs are in
 // range.
 absl::Status ValidateDynamicCpOptions(const DynamicCpOptions& options);

@@ -22,6 +22,7 @@
 #include "core/cost_model.h"
 #include "core/quality.h"
 #include "core/types.h"
+#include "core/validate.h"
 #include "io/schedule_run.h"
 
 namespace dcpsched {
@@ -47,10 +48,6 @@ constexpr std::array<absl::string_view, 12> kPowerOfTwoColors = {
 constexpr absl::string_view kOtherSizeColor = "#17becf";
 
 std::string Num(double value) { return absl::StrFormat("%.2f", value); }
-
-bool IsPowerOfTwo(std::int64_t value) {
-  return value > 0 && (value & (value - 1)) == 0;
-}
 
 // Length of the valid UTF-8 sequence starting at text[i], or 0.
 std::size_t Utf8SequenceLength(absl::string_view text, std::size_t i) {
