@@ -15,6 +15,11 @@
 # polling), runs, and writes the byte back however the compiler ends.
 # Without DCPSCHED_COMPILE_SLOTS_FIFO, or when it is not a named pipe, the
 # compiler runs at once.
+#
+# With DCPSCHED_COMPILE_CPU_LOG=FILE, each compile appends one line to FILE:
+# its CPU time in hundredths of a second (user + system, the compiler's and its children's), the
+# directory it ran in and its output file (after -o). The stage table sums
+# them per build directory: the compile time the slots' waits do not hide.
 set -uo pipefail
 
 fifo=${DCPSCHED_COMPILE_SLOTS_FIFO:-}
@@ -32,4 +37,18 @@ trap 'release; exit 130' INT TERM HUP
 status=$?
 trap - INT TERM HUP
 release
+log=${DCPSCHED_COMPILE_CPU_LOG:-}
+if [[ -n $log ]]; then
+  output=
+  previous=
+  for argument in "$@"; do
+    [[ $previous == -o ]] && output=$argument
+    previous=$argument
+  done
+  # /proc/self/stat fields 16 and 17: the waited-for children's user and
+  # system time, in clock ticks (read, a builtin: no child of its own).
+  read -r -a stat </proc/$$/stat
+  printf '%s\t%s\t%s\n' "$(((stat[15] + stat[16]) * 100 / $(getconf CLK_TCK)))" \
+    "$PWD" "$output" >>"$log"
+fi
 exit "$status"

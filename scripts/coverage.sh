@@ -41,7 +41,8 @@
 # (-DDCPSCHED_COVERAGE=ON), and it runs this script on that build with
 # --no-build --no-docs. This script's own build, and the MC/DC run, are
 # nightly (scripts/test.sh --nightly); the test command compiles core/ with
-# the MC/DC flags (--target dcpsched_core) so that a change that breaks that
+# the MC/DC flags (--target dcpsched_core_compile_check: core/ as one
+# translation unit) so that a change that breaks that
 # build fails at once.
 #
 #   scripts/coverage.sh                  # build, run every layer, report, write docs
@@ -134,15 +135,18 @@ fi
 
 profiles=$(realpath -m "$build_dir")/profiles
 
-# run_layer NAME CTEST-SELECTION...: runs the selected tests with one raw
-# profile per process (%p) and binary (%m), then merges them into NAME.profdata.
+# run_layer NAME CTEST-SELECTION...: runs the selected tests, each process
+# merging its counts into a pool of 4 raw profiles per binary (%4m: the
+# profile runtime's online merging, under a file lock), then merges those
+# into NAME.profdata. One raw profile per process would write and merge
+# several megabytes for each of the hundreds of test processes.
 run_layer() {
   local layer=$1
   shift
   echo "=== layer $layer: ctest $*"
   mkdir -p "$profiles/$layer"
   local log=$profiles/$layer.log
-  if ! LLVM_PROFILE_FILE="$profiles/$layer/%m-%p.profraw" \
+  if ! LLVM_PROFILE_FILE="$profiles/$layer/%4m.profraw" \
     ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure --timeout 900 "$@" \
     >"$log" 2>&1; then
     grep -E '^[0-9]+% tests passed|\(Failed\)|\(Timeout\)|\(SEGFAULT\)|\*\*\*' "$log" | tail -n 40

@@ -37,7 +37,8 @@
 #                 (fuzz/oss_fuzz_build_test.sh, oss-fuzz/)
 #   import        fuzz/import_finding.sh on a planted failing input
 #                 (fuzz/import_finding_test.sh, in the oss-fuzz/ build tree)
-#   nightly-builds  core/ compiled (dcpsched_core, nothing run) with the
+#   nightly-builds  core/ compiled as one translation unit
+#                 (dcpsched_core_compile_check, nothing run) with the
 #                 compiler and flags of each nightly build the default tier
 #                 does not already make: asan-gcc, digest-builds' clang-14
 #                 release and g++ -O0 Debug, nightly-fuzz's instrumented
@@ -171,6 +172,10 @@ if [[ -z ${CMAKE_CXX_COMPILER_LAUNCHER:-} ]]; then
   export DCPSCHED_COMPILE_SLOTS_FIFO=$compile_slots
   export CMAKE_CXX_COMPILER_LAUNCHER=$PWD/scripts/compile_slot.sh
 fi
+# Each compile's CPU time (scripts/compile_slot.sh), for the stage table.
+compile_cpu_log=$(realpath "$root")/compile-cpu.tsv
+: >"$compile_cpu_log"
+export DCPSCHED_COMPILE_CPU_LOG=$compile_cpu_log
 passed=0
 failed=0
 run_start=$SECONDS
@@ -219,9 +224,9 @@ children_cpu() {
 }
 
 # stage_detail KIND FILE...: what the stage table says of a stage besides
-# its times, into $detail_file (stage sets it): for `build DIR`, its compile and
-# link time (the durations of ninja's steps in DIR/.ninja_log, summed: with
-# other work sharing the cores they exceed the CPU time); for `tests LOG...`,
+# its times, into $detail_file (stage sets it): for `build DIR`, the CPU time
+# of its compiles (scripts/compile_slot.sh's log) and its link time (the
+# durations of ninja's link steps in DIR/.ninja_log, summed); for `tests LOG...`,
 # the ten slowest tests of those ctest logs.
 stage_detail() {
   local kind=$1
@@ -229,10 +234,15 @@ stage_detail() {
   case $kind in
     build)
       [[ -f $1/.ninja_log ]] || return 0
-      awk -F'\t' '!/^#/ { d[$4] = ($2 - $1) / 1000 }
-        END { for (o in d) if (o ~ /\.o$/) c += d[o]; else l += d[o]
-              printf "build %s: compile %d s, link %d s (ninja steps summed)\n", dir, c, l }' \
-        dir="$1" "$1/.ninja_log" >>"$detail_file"
+      local dir
+      dir=$(realpath "$1")
+      awk -F'\t' 'FILENAME == cpu_log { if (index($2 "/", dir "/") == 1) { cpu += $1 / 100; n++ }; next }
+        !/^#/ { d[$4] = ($2 - $1) / 1000 }
+        END { for (o in d) if (o !~ /\.o$/) l += d[o]
+              printf "build %s: compile %d s CPU (%d compiles), link %d s (ninja steps summed)\n",
+                     name, cpu, n, l }' \
+        name="$1" dir="$dir" cpu_log="$compile_cpu_log" "$compile_cpu_log" "$1/.ninja_log" \
+        >>"$detail_file"
       ;;
     tests)
       local logs=()
@@ -419,7 +429,7 @@ digest_builds() {
 }
 
 # compile_core NAME COMMAND...: one check, that COMMAND (a build of
-# dcpsched_core) succeeds; its output goes to nightly-builds/NAME.log.
+# dcpsched_core_compile_check) succeeds; its output goes to nightly-builds/NAME.log.
 compile_core() {
   local name=$1 log=$root/nightly-builds/$1.log
   shift
@@ -443,17 +453,18 @@ nightly_builds() {
   compile_core asan-gcc cmake_core "$dir/asan-gcc" "${asan_gcc_args[@]}"
   compile_core clang-release cmake_core "$dir/clang-release" "${clang_release_args[@]}"
   compile_core debug cmake_core "$dir/debug" "${debug_args[@]}"
-  compile_core fuzz env DCPSCHED_FUZZ_BUILD="$dir/fuzz" fuzz/build_fuzzers.sh dcpsched_core
+  compile_core fuzz env DCPSCHED_FUZZ_BUILD="$dir/fuzz" fuzz/build_fuzzers.sh dcpsched_core_compile_check
   compile_core coverage-mcdc scripts/coverage.sh --mcdc --build-dir "$dir/coverage-mcdc" \
-    --target dcpsched_core
+    --target dcpsched_core_compile_check
 }
 
-# cmake_core DIR CMAKE_ARGS...: configures DIR and builds dcpsched_core alone.
+# cmake_core DIR CMAKE_ARGS...: configures DIR and builds
+# dcpsched_core_compile_check alone.
 cmake_core() {
   local dir=$1
   shift
   cmake -S . -B "$dir" -G Ninja -DDCPSCHED_WERROR=ON "$@" >/dev/null &&
-    cmake --build "$dir" -j "$jobs" --target dcpsched_core
+    cmake --build "$dir" -j "$jobs" --target dcpsched_core_compile_check
 }
 
 oss_fuzz() {
