@@ -57,6 +57,8 @@ class CMakeBuildExt(build_ext):
         configure = ["cmake", "-S", str(SOURCE_DIR), "-B", str(cmake_dir),
                      "-DCMAKE_BUILD_TYPE=Release", "-DDCPSCHED_BUILD_TESTS=OFF",
                      "-DDCPSCHED_BENCH=OFF", "-DDCPSCHED_WERROR=OFF",
+                     # core/ as a unity build: a third of the compile time.
+                     "-DCMAKE_UNITY_BUILD=ON",
                      f"-DPython3_EXECUTABLE={sys.executable}"]
         if shutil.which("ninja") and not (cmake_dir / "CMakeCache.txt").exists():
             configure += ["-G", "Ninja"]
