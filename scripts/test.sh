@@ -9,13 +9,10 @@
 #
 # Default tier, in build directories under $DCPSCHED_BUILD_ROOT (default
 # build/). Its stages run in three lanes at once, each a chain of stages
-# (the 2 cores are kept busy while one lane links or waits on a long test),
-# then the fuzz stage alone, so that the fuzzers have the cores to
-# themselves:
+# (the 2 cores are kept busy while one lane links or waits on a long test):
 #   lane release:  release
 #   lane asan:     asan, coverage-gate
-#   lane fuzz:     oss-fuzz, import, nightly-builds
-#   then:          fuzz
+#   lane fuzz:     oss-fuzz, import, fuzz, nightly-builds
 #   release       g++ release build with -Werror (ci-release); every ctest
 #                 test: unit, golden, properties, corpus replay, CLI, Python,
 #                 install consumer, benchmark smoke, the CI configuration
@@ -49,7 +46,9 @@
 #   fuzz          every libFuzzer target in that $OUT (ASan) for
 #                 $DCPSCHED_FUZZ_SECONDS (default 30) each, two at a time,
 #                 corpus/ untouched; a finding fails the run and is stored,
-#                 minimized, under corpus/<target>/regressions/
+#                 minimized, under corpus/<target>/regressions/. The
+#                 fuzzers share the cores with the other lanes' builds and
+#                 tests: each runs its time, with fewer inputs than alone
 # Nightly additions:
 #   nightly-fuzz  every target, built with ASan + UBSan (ci-fuzz), for
 #                 $DCPSCHED_NIGHTLY_FUZZ_SECONDS (default 600) each, merging
@@ -660,12 +659,16 @@ if [[ -n $report_dir ]]; then
 elif in_shard 1; then
   release_lane() { stage release release; }
   asan_lane() { stage asan asan; stage coverage-gate coverage_gate; }
-  fuzz_lane() { stage oss-fuzz oss_fuzz; stage import import; stage nightly-builds nightly_builds; }
+  fuzz_lane() {
+    stage oss-fuzz oss_fuzz
+    stage import import
+    stage fuzz fuzz
+    stage nightly-builds nightly_builds
+  }
   lane release release_lane
   lane asan asan_lane
   lane fuzz fuzz_lane
   wait_lanes
-  stage fuzz fuzz
 fi
 if ((nightly)) && [[ -z $report_dir ]]; then
   if ((shard == 0)); then
