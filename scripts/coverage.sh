@@ -2,7 +2,9 @@
 # Source-based coverage of core/, layer by layer (docs/coverage.md).
 #
 # Builds the suite with clang-14 -fprofile-instr-generate -fcoverage-mapping
-# into build/coverage, with the flags of the test command's sanitized build
+# (only the functions core/ defines are instrumented: CMakeLists.txt,
+# -fprofile-list) into build/coverage, with the flags of the test command's
+# sanitized build
 # (ASan + UBSan, -O1 -g1: scripts/test.sh asan_args, so the default tier's
 # asan stage compiles exactly what this build compiles), runs each layer of the suite on its own with its own
 # LLVM_PROFILE_FILE, merges each layer's profiles with llvm-profdata-14 and

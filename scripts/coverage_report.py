@@ -262,7 +262,8 @@ def report(args):
          "condition.")
     emit("")
     emit("`scripts/coverage.sh` builds into `build/coverage` with the test "
-         "command's sanitized flags (clang-14, ASan + UBSan, -O1), runs the "
+         "command's sanitized flags (clang-14, ASan + UBSan, -O1), instrumenting "
+         "only the functions core/ defines (`-fprofile-list`), runs the "
          "layers and rewrites this page; `--no-build` reuses the build, `--no-docs` "
          "leaves this page alone. It exits 1 when an uncovered line of core/ "
          "is not named in `scripts/coverage_unreachable.txt`, when an entry "
