@@ -171,7 +171,8 @@ if [[ -z ${CMAKE_CXX_COMPILER_LAUNCHER:-} ]]; then
   export DCPSCHED_COMPILE_SLOTS_FIFO=$compile_slots
   export CMAKE_CXX_COMPILER_LAUNCHER=$PWD/scripts/compile_slot.sh
 fi
-# Each compile's CPU time (scripts/compile_slot.sh), for the stage table.
+# Each compile's CPU time (scripts/compile_slot.sh logs it, where it is the
+# launcher), for the stage table.
 compile_cpu_log=$(realpath "$root")/compile-cpu.tsv
 : >"$compile_cpu_log"
 export DCPSCHED_COMPILE_CPU_LOG=$compile_cpu_log
@@ -238,8 +239,9 @@ stage_detail() {
       awk -F'\t' 'FILENAME == cpu_log { if (index($2 "/", dir "/") == 1) { cpu += $1 / 100; n++ }; next }
         !/^#/ { d[$4] = ($2 - $1) / 1000 }
         END { for (o in d) if (o !~ /\.o$/) l += d[o]
-              printf "build %s: compile %d s CPU (%d compiles), link %d s (ninja steps summed)\n",
-                     name, cpu, n, l }' \
+              compile = n ? sprintf("compile %d s CPU (%d compiles)", cpu, n) \
+                          : "compile time not logged (the caller'"'"'s compiler launcher)"
+              printf "build %s: %s, link %d s (ninja steps summed)\n", name, compile, l }' \
         name="$1" dir="$dir" cpu_log="$compile_cpu_log" "$compile_cpu_log" "$1/.ninja_log" \
         >>"$detail_file"
       ;;
