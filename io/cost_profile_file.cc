@@ -24,6 +24,9 @@
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
+// This file's helpers, in a namespace of its own: io/ compiles as one unity
+// translation unit, where other readers have helpers of the same names.
+namespace cost_profile_reader {
 namespace {
 
 using Json = nlohmann::json;
@@ -260,14 +263,15 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 }
 
 }  // namespace
+}  // namespace cost_profile_reader
 
 absl::StatusOr<CostProfile> ParseCostProfile(absl::string_view contents) {
-  absl::StatusOr<Json> document = ParseJsonDocument(contents);
+  absl::StatusOr<nlohmann::json> document = ParseJsonDocument(contents);
   if (!document.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cost profile: ", document.status().message()));
   }
-  absl::StatusOr<CostProfile> profile = ReadProfile(*document);
+  absl::StatusOr<CostProfile> profile = cost_profile_reader::ReadProfile(*document);
   if (!profile.ok()) return profile.status();
   if (absl::Status valid = ValidateCostProfile(*profile); !valid.ok()) return valid;
   return profile;
@@ -293,7 +297,7 @@ absl::StatusOr<CostProfile> LoadCostProfile(const std::string& name_or_path) {
       return profile;
     }
   }
-  absl::StatusOr<std::string> contents = ReadFile(name_or_path);
+  absl::StatusOr<std::string> contents = cost_profile_reader::ReadFile(name_or_path);
   if (!contents.ok()) return contents.status();
   absl::StatusOr<CostProfile> profile = ParseCostProfile(*contents);
   if (!profile.ok()) {

@@ -49,6 +49,9 @@
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
+// This file's helpers, in a namespace of its own: io/ compiles as one unity
+// translation unit, where other readers have helpers of the same names.
+namespace golden_reader {
 namespace {
 
 using Json = nlohmann::json;
@@ -622,6 +625,7 @@ absl::Status CheckUnrunnableCase(const GoldenCase& golden_case, const Schedule& 
 }
 
 }  // namespace
+}  // namespace golden_reader
 
 bool ExpectsUnrunnableSchedule(const GoldenCase& golden_case) {
   if (golden_case.kind != "schedule" || !golden_case.expect_ok ||
@@ -638,7 +642,7 @@ bool ExpectsUnrunnableSchedule(const GoldenCase& golden_case) {
 
 absl::StatusOr<GoldenCase> ParseGoldenCase(std::string_view json_line) {
   try {
-    return ParseGoldenCaseOrThrow(
+    return golden_reader::ParseGoldenCaseOrThrow(
         absl::string_view(json_line.data(), json_line.size()));
   } catch (const nlohmann::json::exception&) {
     // Every field is type-checked before it is read; this is a safety net
@@ -670,29 +674,32 @@ absl::Status CheckGoldenCase(const GoldenCase& golden_case) {
     }
     const absl::StatusOr<PackedMicrobatch> actual =
         PackingAwareStep(golden_case.samples, DynamicCpOptionsOf(golden_case));
-    return Judge(golden_case, actual, golden_case.expect_step, CompareStep,
-                 [](const PackedMicrobatch& step) {
-                   return absl::StrCat("a step over ", step.rank_lens.size(),
-                                       " ranks with ", step.leftovers.size(),
-                                       " leftovers");
-                 });
+    return golden_reader::Judge(golden_case, actual, golden_case.expect_step,
+                                golden_reader::CompareStep,
+                                [](const PackedMicrobatch& step) {
+                                  return absl::StrCat("a step over ", step.rank_lens.size(),
+                                                      " ranks with ", step.leftovers.size(),
+                                                      " leftovers");
+                                });
   }
   if (golden_case.kind == "schedule") {
     if (ExpectsUnrunnableSchedule(golden_case)) {
-      return CheckUnrunnableCase(golden_case, *golden_case.expect_schedule);
+      return golden_reader::CheckUnrunnableCase(golden_case, *golden_case.expect_schedule);
     }
-    const absl::StatusOr<Schedule> actual = RunSchedule(golden_case);
-    return Judge(golden_case, actual, golden_case.expect_schedule,
-                 CompareSchedules, [](const Schedule& schedule) {
-                   return absl::StrCat("a schedule of ",
-                                       schedule.microbatches.size(),
-                                       " microbatches");
-                 });
+    const absl::StatusOr<Schedule> actual = golden_reader::RunSchedule(golden_case);
+    return golden_reader::Judge(golden_case, actual, golden_case.expect_schedule,
+                                golden_reader::CompareSchedules,
+                                [](const Schedule& schedule) {
+                                  return absl::StrCat("a schedule of ",
+                                                      schedule.microbatches.size(),
+                                                      " microbatches");
+                                });
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown kind ", QuotedInput(golden_case.kind)));
 }
 
+namespace golden_reader {
 namespace {
 
 // The case name of a line that did not parse, if it is JSON with a string
@@ -712,6 +719,7 @@ std::string NameOrUnknown(absl::string_view json_line) {
 }
 
 }  // namespace
+}  // namespace golden_reader
 
 absl::StatusOr<GoldenFileReport> CheckGoldenFile(const std::string& path) {
   std::ifstream opened;
@@ -737,9 +745,9 @@ absl::StatusOr<GoldenFileReport> CheckGoldenFile(const std::string& path) {
     }
     ++report.failed;
     const std::string name =
-        golden_case.ok() ? golden_case->name : NameOrUnknown(line);
+        golden_case.ok() ? golden_case->name : golden_reader::NameOrUnknown(line);
     report.failures.push_back(absl::StrCat(path, ":", line_number, " ", name,
-                                           ": ", OneLine(status.message())));
+                                           ": ", golden_reader::OneLine(status.message())));
   }
   if (file.bad()) {
     return absl::DataLossError(

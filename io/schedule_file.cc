@@ -37,6 +37,9 @@
 #include "nlohmann/json.hpp"
 
 namespace dcpsched {
+// This file's helpers, in a namespace of its own: io/ compiles as one unity
+// translation unit, where other readers have helpers of the same names.
+namespace schedule_file_reader {
 namespace {
 
 using Json = nlohmann::json;
@@ -481,15 +484,16 @@ absl::StatusOr<ScheduleFile> ReadDocument(const Json& document) {
 }
 
 }  // namespace
+}  // namespace schedule_file_reader
 
 absl::StatusOr<ScheduleFile> ParseScheduleFile(absl::string_view contents) {
   if (absl::StripAsciiWhitespace(contents).empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "empty input; a schedule file holds one JSON object", kSeeDocs));
+        "empty input; a schedule file holds one JSON object", schedule_file_reader::kSeeDocs));
   }
-  const absl::StatusOr<Json> document = ParseJsonDocument(contents);
+  const absl::StatusOr<nlohmann::json> document = ParseJsonDocument(contents);
   if (!document.ok()) return document.status();
-  return ReadDocument(*document);
+  return schedule_file_reader::ReadDocument(*document);
 }
 
 absl::StatusOr<ScheduleFile> ReadScheduleFile(const std::string& path) {
@@ -524,19 +528,19 @@ absl::StatusOr<ScheduleFile> ReadScheduleFile(const std::string& path) {
 }
 
 std::string FormatScheduleFile(const ScheduleFile& file) {
-  Json samples = Json::array();
+  nlohmann::json samples = nlohmann::json::array();
   for (const Sample& sample : file.samples) {
-    samples.push_back(Json::array({sample.id, sample.len}));
+    samples.push_back(nlohmann::json::array({sample.id, sample.len}));
   }
-  Json groups = PerRankGroupsToJson(file.schedule);
-  Json document{
+  nlohmann::json groups = PerRankGroupsToJson(file.schedule);
+  nlohmann::json document{
       {"format", kScheduleFileFormat},
       {"total_gpus", file.options.total_gpus},
       {"max_seq_len_per_rank", file.options.max_seq_len_per_rank},
       {"min_cp_size", file.options.min_cp_size},
       {"vpp_group", file.options.vpp_group.has_value()
-                        ? Json(*file.options.vpp_group)
-                        : Json(nullptr)},
+                        ? nlohmann::json(*file.options.vpp_group)
+                        : nlohmann::json(nullptr)},
       {"samples", std::move(samples)},
       {"groups", std::move(groups)},
   };
@@ -545,7 +549,7 @@ std::string FormatScheduleFile(const ScheduleFile& file) {
   }
   if (!file.scheduler.empty()) document["scheduler"] = file.scheduler;
   if (!file.description.empty()) document["description"] = file.description;
-  return document.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace dcpsched

@@ -44,7 +44,8 @@ def build_probe(build: pathlib.Path, work: pathlib.Path) -> pathlib.Path:
     probe = work / "cost_aware_quality_probe"
     subprocess.run(["g++", "-std=c++20", "-O1", f"-I{REPO}", f"-I{build}",
                     str(REPO / "mutation" / "cost_aware_quality_probe.cc"),
-                    str(build / "libdcpsched_io.a"), str(build / "libdcpsched_core.a"),
+                    str(build / "libdcpsched_io.a"), str(build / "libdcpsched_profile_io.a"),
+                    str(build / "libdcpsched_core.a"),
                     *absl, "-o", str(probe)], check=True)
     return probe
 
