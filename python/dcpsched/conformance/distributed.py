@@ -3,8 +3,8 @@ with upstream's scheduler and with the drop-in, compared on every rank.
 
 run_distributed() writes the cases (distributed_cases.py) and a job file
 into a temporary directory, starts W rank processes
-(`python3 -m dcpsched.conformance.distributed_rank`, rendezvous on a file
-there), waits for all of them under one deadline, and compares, case by
+(distributed_rank.py, each forked from one server process that imported
+torch once; rendezvous on a file there), waits for all of them under one deadline, and compares, case by
 case and rank by rank, the record of upstream's run with the drop-in's
 (records.py): every microbatch each rank yields (each tensor bit for bit,
 the VPP stages' iterators one by one), the microbatch count, the FLOPs
@@ -67,9 +67,9 @@ generated), 4 if no case was received as scheduled and looked up.
 
 import collections
 import json
+import multiprocessing
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 import time
@@ -96,44 +96,60 @@ REFERENCE = "reference"  # distributed_rank's runs of a given schedule
 COST_AWARE_VARIANTS = distributed_cases.COST_AWARE_VARIANTS
 
 
+# The rank processes are forked from one server process that imported the
+# rank's modules (torch, torch.distributed, the harness) once: W processes
+# of their own, each joining the gloo group with its own sockets, as under
+# torchrun, without W imports of torch. The server starts from a fresh
+# interpreter, so no state of this process (a checkout loaded with
+# stand-ins, say) reaches the ranks.
+_RANK_CONTEXT = multiprocessing.get_context("forkserver")
+_RANK_CONTEXT.set_forkserver_preload(["dcpsched.conformance.distributed_rank"])
+
+
+def _rank_process(job_file, rank, log_path):
+    """One rank: distributed_rank.run, its output into log_path."""
+    sys.dont_write_bytecode = True
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    from dcpsched.conformance import distributed_rank  # pylint: disable=import-outside-toplevel
+    sys.exit(distributed_rank.run([job_file, str(rank)]))
+
+
 class _Ranks:
     """The W rank processes, ended (by pid) on exit if still running."""
 
     def __init__(self, job_file, world, log_dir):
         self.procs = []
         self.logs = []
-        env = dict(os.environ)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        # The rank processes import dcpsched as this process does.
-        paths = [str(pathlib.Path(p).resolve()) for p in sys.path if p]
-        env["PYTHONPATH"] = os.pathsep.join(paths)
         for rank in range(world):
             log = open(log_dir / f"{rank}.log", "w+b")  # pylint: disable=consider-using-with
             self.logs.append(log)
-            self.procs.append(subprocess.Popen(  # pylint: disable=consider-using-with
-                [sys.executable, "-m", "dcpsched.conformance.distributed_rank",
-                 str(job_file), str(rank)], stdout=log, stderr=subprocess.STDOUT, env=env))
+            proc = _RANK_CONTEXT.Process(target=_rank_process,
+                                         args=(str(job_file), rank, log.name))
+            proc.start()
+            self.procs.append(proc)
 
     def wait(self, deadline):
         """Waits until all exit, one fails, or the deadline; returns
         (exit codes or None per rank, timed out?)."""
         while True:
-            codes = [p.poll() for p in self.procs]
+            codes = [p.exitcode for p in self.procs]
             if all(c is not None for c in codes):
                 return codes, False
             if any(c not in (None, 0) for c in codes):
                 time.sleep(0.5)  # let the others report their own failure first
-                return [p.poll() for p in self.procs], False
+                return [p.exitcode for p in self.procs], False
             if time.monotonic() > deadline:
                 return codes, True
             time.sleep(0.05)
 
     def end(self):
         for proc in self.procs:
-            if proc.poll() is None:
+            if proc.exitcode is None:
                 proc.kill()
         for proc in self.procs:
-            proc.wait()
+            proc.join()
         for log in self.logs:
             log.close()
 

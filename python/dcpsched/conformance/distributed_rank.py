@@ -325,9 +325,14 @@ def main(argv):
     return 0
 
 
-if __name__ == "__main__":
+def run(argv):
+    """main(argv), with an exception printed and exit status 3."""
     try:
-        sys.exit(main(sys.argv[1:]))
+        return main(argv)
     except Exception:  # pylint: disable=broad-except
         traceback.print_exc()
-        sys.exit(3)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))
