@@ -384,7 +384,10 @@ def run_distributed(megatron, drop_in, world, count, seed, timeout, out,
     of `count` generated cases. cost_aware ({"profile": a shipped profile's
     name or a profile file's absolute path, "applies_max_num_seqs": whether
     the checkout's scheduler applies max_num_seqs}) runs the cost-aware mode
-    (4: nothing received as scheduled and looked up)."""
+    (4: nothing received as scheduled and looked up). The ranks start from
+    multiprocessing's forkserver, so a program that calls this from its own
+    script guards its main code with `if __name__ == "__main__":`
+    (`python3 -m dcpsched.conformance` does)."""
     cases = _cases(world, count, seed, timing, cost_aware)
     count = len(cases)
     shapes = sorted({(c["tp"], c["dp"], c["cp"]) for c in cases})
