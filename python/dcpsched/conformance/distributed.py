@@ -2,10 +2,10 @@
 with upstream's scheduler and with the drop-in, compared on every rank.
 
 run_distributed() writes the cases (distributed_cases.py) and a job file
-into a temporary directory, starts W rank processes
-(distributed_rank.py, each forked from one server process that imported
-torch once; rendezvous on a file there), waits for all of them under one deadline, and compares, case by
-case and rank by rank, the record of upstream's run with the drop-in's
+into a temporary directory, starts W rank processes (distributed_rank.py,
+each forked from one server process that imported torch once; rendezvous
+on a file there), waits for all of them under one deadline, and compares,
+case by case and rank by rank, the record of upstream's run with the drop-in's
 (records.py): every microbatch each rank yields (each tensor bit for bit,
 the VPP stages' iterators one by one), the microbatch count, the FLOPs
 sums, the ids the schedule gives the rank, or the error raised, and what
@@ -112,6 +112,7 @@ def _rank_process(job_file, rank, log_path):
     log = os.open(log_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    os.close(log)
     from dcpsched.conformance import distributed_rank  # pylint: disable=import-outside-toplevel
     sys.exit(distributed_rank.run([job_file, str(rank)]))
 
