@@ -51,7 +51,7 @@ void NoteOneSidedTopology(const CLI::Option& dp, const CLI::Option& cp,
 
 }  // namespace
 
-ProblemFlags::ProblemFlags(CLI::App& command) {
+ProblemFlags::ProblemFlags(CLI::App& command) : runtime_flags_(command) {
   CLI::Option* lengths =
       command
           .add_option("--lengths", flags_.lengths_file,
@@ -202,10 +202,8 @@ int ProblemFlags::BuildProblem(std::ostream& err,
   if (total_gpus_option_->count() == 0) {
     NoteOneSidedTopology(*dp_option_, *cp_option_, parameters, err);
   }
-  if (const int loaded =
-          LoadCostProfileFlag(flags_.cost_profile, err, &problem->cost_profile);
-      loaded != kExitSuccess) {
-    return loaded;
+  if (const int measured = BuildMeasure(err, problem); measured != kExitSuccess) {
+    return measured;
   }
   return BuildSamples(err, problem);
 }
@@ -229,14 +227,22 @@ int ProblemFlags::BuildFromLine(std::ostream& err,
     err << "dcpsched: --problem: " << valid.message() << "\n";
     return kExitUsage;
   }
+  if (const int measured = BuildMeasure(err, problem); measured != kExitSuccess) {
+    return measured;
+  }
+  problem->samples = std::move(parsed->samples);
+  problem->workload_description = "problem line (--problem)";
+  return kExitSuccess;
+}
+
+int ProblemFlags::BuildMeasure(std::ostream& err, SchedulingProblem* problem) const {
   if (const int loaded =
           LoadCostProfileFlag(flags_.cost_profile, err, &problem->cost_profile);
       loaded != kExitSuccess) {
     return loaded;
   }
-  problem->samples = std::move(parsed->samples);
-  problem->workload_description = "problem line (--problem)";
-  return kExitSuccess;
+  return runtime_flags_.Build(problem->parameters.total_gpus(), problem->parameters.vpp_group,
+                              problem->cost_profile.has_value(), err, &problem->runtime);
 }
 
 int ProblemFlags::BuildSamples(std::ostream& err,

@@ -3,7 +3,8 @@
 // upstream's DCP benchmark workload drawn with a seed), the topology
 // (--total-gpus G, or --dp D --cp C) and the limits (--mslpr, --min-cp,
 // --vpp, --max-num-seqs), and the cost profile to measure GPU time by
-// (--cost-profile, cli/cost_profile_flag.h). Or the whole problem as one
+// (--cost-profile, cli/cost_profile_flag.h) with the runtime whose step it
+// times (--pp, --ep, ..., cli/runtime_flags.h). Or the whole problem as one
 // line, --problem LINE (io/problem_text.h's form, as the conformance check
 // and the property tests print a shrunk problem), so such a line runs as it
 // is.
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "cli/runtime_flags.h"
 #include "io/schedule_run.h"
 #include "io/workload.h"
 
@@ -56,10 +58,13 @@ class ProblemFlags {
   };
 
   int BuildSamples(std::ostream& err, SchedulingProblem* problem) const;
+  // The cost profile and the runtime, once the parameters are built.
+  int BuildMeasure(std::ostream& err, SchedulingProblem* problem) const;
   // BuildProblem for --problem LINE.
   int BuildFromLine(std::ostream& err, SchedulingProblem* problem) const;
 
   Flags flags_;
+  RuntimeFlags runtime_flags_;
   // Options whose presence (not only value) matters.
   CLI::Option* problem_option_ = nullptr;
   CLI::Option* total_gpus_option_ = nullptr;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,6 +16,7 @@
 #include "core/checker.h"
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 #include "io/schedule_file.h"
 
@@ -39,8 +41,11 @@ std::string HeldInvariants(const DynamicCpOptions& options, bool work_cap) {
                       "promises every invariant but it");
 }
 
-// The line on the schedule's GPU time by `profile`, or why it has none.
-std::string TimeLine(const ScheduleFile& file, const CostProfile& profile) {
+// The lines on the schedule's GPU time by `profile` and its step on
+// `runtime`, or why it has none; `*refused` is the runtime's refusal of the
+// schedule, if it refuses it.
+std::string TimeLines(const ScheduleFile& file, const CostProfile& profile,
+                      const RuntimeConfig& runtime, absl::Status* refused) {
   const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
       file.samples, file.schedule, profile,
       GpuTimeOptions{.max_seq_len_per_rank = file.options.max_seq_len_per_rank});
@@ -48,18 +53,30 @@ std::string TimeLine(const ScheduleFile& file, const CostProfile& profile) {
     return absl::StrCat("time (", profile.name, "): not measured: ",
                         time.status().message(), "\n");
   }
-  return absl::StrFormat(
-      "time (%s): step %.3f ms, lower bound %.3f ms, GPU efficiency %.4f; %s\n",
+  std::string text = absl::StrFormat(
+      "time (%s): barrier step %.3f ms, lower bound %.3f ms, GPU efficiency %.4f; %s\n",
       profile.name, time->step_seconds * 1e3, time->bound_seconds * 1e3,
       time->gpu_efficiency,
       time->communication_modelled
           ? "communication MODELLED, not measured (docs/cost_model.md)"
           : "compute only, communication not modelled (docs/cost_model.md)");
+  const absl::StatusOr<RuntimeStep> step = MeasureRuntimeStep(file.schedule, *time, runtime);
+  if (!step.ok()) {
+    *refused = step.status();
+    return text;
+  }
+  absl::StrAppendFormat(
+      &text,
+      "step (%s): %.3f ms, busiest rank %.3f ms, bubble %.3f ms, at least %.3f ms "
+      "(docs/runtime_step.md)\n",
+      DescribeRuntime(runtime), step->step_seconds * 1e3, step->busiest_rank_seconds * 1e3,
+      step->bubble_seconds * 1e3, step->bound_seconds * 1e3);
+  return text;
 }
 
 }  // namespace
 
-VerifyCommand::VerifyCommand(CLI::App& command) {
+VerifyCommand::VerifyCommand(CLI::App& command) : runtime_flags_(command) {
   command
       .add_option("FILE", file_,
                   "Schedule file (JSON, docs/schedule_json.md), or - for "
@@ -79,6 +96,12 @@ int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
   if (!file.ok()) {
     err << "dcpsched: " << file.status().message() << "\n";
     return kExitUsage;
+  }
+  RuntimeConfig runtime;
+  if (const int built = runtime_flags_.Build(file->options.total_gpus, file->options.vpp_group,
+                                             profile.has_value(), err, &runtime);
+      built != kExitSuccess) {
+    return built;
   }
   const bool work_cap = PromisesWorkCap(file->scheduler);
   std::vector<Violation> violations =
@@ -100,7 +123,14 @@ int VerifyCommand::Run(std::ostream& out, std::ostream& err) const {
         << file->samples.size() << (file->samples.size() == 1 ? " sample" : " samples")
         << "; " << HeldInvariants(file->options, work_cap) << " (docs/specification.md)\n";
   }
-  if (profile.has_value()) out << TimeLine(*file, *profile);
+  absl::Status refused;
+  if (profile.has_value()) out << TimeLines(*file, *profile, runtime, &refused);
+  if (!refused.ok()) {
+    err << "dcpsched: the " << DescribeRuntime(runtime) << " cannot run this schedule of "
+        << file->schedule.microbatches.size() << " microbatches: " << refused.message()
+        << "\n";
+    return FinishOutput(out, err, kExitUsage);
+  }
   return FinishOutput(out, err, violations.empty() ? kExitSuccess : kExitWrong);
 }
 

@@ -12,16 +12,21 @@
 //   invariant 2 (each sample once): 1 input sample(s) in no microbatch: ids 7
 // A schedule with none prints one line starting "ok:".
 //
-// With --cost-profile NAME|FILE (cli/cost_profile_flag.h) one more line
-// gives the schedule's GPU time by that profile (core/gpu_time.h): step
-// time, its lower bound (for CP sizes that are powers of two or G) and the
-// GPU efficiency, and whether communication is modelled.
+// With --cost-profile NAME|FILE (cli/cost_profile_flag.h) two more lines
+// give the schedule's GPU time by that profile (core/gpu_time.h): the
+// barrier step (the sum over microbatches of the slowest rank), its lower
+// bound (for CP sizes that are powers of two or G), the GPU efficiency and
+// whether communication is modelled; then the step as Megatron-LM's
+// runtime runs it (core/runtime_step.h), on the runtime --pp, --ep, ...
+// describe (cli/runtime_flags.h; by default dev without pipelining), with
+// the busiest rank's work, the bubble and the step's bound.
 //
 // Exit status: 0 when the schedule keeps every invariant, 1 when it breaks
 // at least one, 2 when FILE cannot be read, is not valid JSON, does not
 // follow the schema or states an invalid problem (the message says which
 // field to fix), the cost profile is unknown or malformed (the message
-// names the field), or the command line is wrong.
+// names the field), the runtime cannot run the schedule (say, interleaving
+// a microbatch count Megatron-LM refuses), or the command line is wrong.
 
 #ifndef DCPSCHED_CLI_VERIFY_COMMAND_H_
 #define DCPSCHED_CLI_VERIFY_COMMAND_H_
@@ -30,6 +35,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "cli/runtime_flags.h"
 
 namespace dcpsched {
 
@@ -49,6 +55,7 @@ class VerifyCommand {
  private:
   std::string file_;
   std::string cost_profile_;
+  RuntimeFlags runtime_flags_;
 };
 
 }  // namespace dcpsched

@@ -15,6 +15,7 @@
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
 #include "core/quality.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 #include "io/schedule_run.h"
 
@@ -164,8 +165,8 @@ void AppendMicrobatch(std::size_t index, const MicrobatchLoad& load,
   }
 }
 
-void AppendQuality(const ScheduleQuality& quality,
-                   const std::optional<ScheduleTime>& time, std::string& text) {
+void AppendQuality(const ScheduleQuality& quality, const std::optional<ScheduleTime>& time,
+                   const std::optional<RuntimeStep>& step, std::string& text) {
   absl::StrAppendFormat(&text,
                         "\nbalance efficiency  %.4f  (ideal work / "
                         "critical-path work; 1.0 is the bound)\n",
@@ -175,17 +176,24 @@ void AppendQuality(const ScheduleQuality& quality,
                         quality.microbatch_lower_bound);
   absl::StrAppendFormat(&text, "critical-path work  %s\n",
                         FormatWork(quality.critical_path_work));
-  if (!time.has_value()) return;
+  if (!time.has_value() || !step.has_value()) return;
   absl::StrAppendFormat(&text,
-                        "step time           %s ms  (sum over microbatches of "
+                        "step time           %s ms  (the runtime above; docs/runtime_step.md)\n",
+                        FormatMs(step->step_seconds));
+  absl::StrAppendFormat(&text,
+                        "busiest rank        %s ms  (bubble %s ms; the step is at least %s ms)\n",
+                        FormatMs(step->busiest_rank_seconds), FormatMs(step->bubble_seconds),
+                        FormatMs(step->bound_seconds));
+  absl::StrAppendFormat(&text,
+                        "barrier step time   %s ms  (one layer; sum over microbatches of "
                         "the slowest rank)\n",
                         FormatMs(time->step_seconds));
   absl::StrAppendFormat(&text,
-                        "time lower bound    %s ms  (no schedule of these "
+                        "time lower bound    %s ms  (one layer; no schedule of these "
                         "samples on G ranks is faster)\n",
                         FormatMs(time->bound_seconds));
   absl::StrAppendFormat(&text,
-                        "GPU efficiency      %.4f  (time lower bound / step "
+                        "GPU efficiency      %.4f  (time lower bound / barrier step "
                         "time; 1.0 is the bound)\n",
                         time->gpu_efficiency);
 }
@@ -215,13 +223,17 @@ void AppendCostProfile(const CostProfile& profile, std::string& text) {
 }  // namespace
 
 std::string TimeColumnsHeader() {
-  return absl::StrFormat("  %11s  %11s  %7s", "step ms", "bound ms", "GPU eff");
+  return absl::StrFormat("  %11s  %11s  %11s  %7s", "step ms", "barrier ms", "bound ms",
+                         "GPU eff");
 }
 
 std::string TimeColumns(const ScheduleRun& run) {
-  if (!run.time.has_value()) return absl::StrFormat("  %11s  %11s  %7s", "-", "-", "-");
-  return absl::StrFormat("  %11s  %11s  %7.4f", FormatMs(run.time->step_seconds),
-                         FormatMs(run.time->bound_seconds), run.time->gpu_efficiency);
+  if (!run.time.has_value() || !run.step.has_value()) {
+    return absl::StrFormat("  %11s  %11s  %11s  %7s", "-", "-", "-", "-");
+  }
+  return absl::StrFormat("  %11s  %11s  %11s  %7.4f", FormatMs(run.step->step_seconds),
+                         FormatMs(run.time->step_seconds), FormatMs(run.time->bound_seconds),
+                         run.time->gpu_efficiency);
 }
 
 std::string FormatReportHeader(const SchedulingProblem& problem) {
@@ -263,7 +275,11 @@ std::string FormatReportHeader(const SchedulingProblem& problem) {
                           *parameters.max_num_seqs);
   }
   text += "\n";
-  if (problem.cost_profile.has_value()) AppendCostProfile(*problem.cost_profile, text);
+  if (problem.cost_profile.has_value()) {
+    AppendCostProfile(*problem.cost_profile, text);
+    absl::StrAppend(&text, "runtime    ", DescribeRuntime(problem.runtime),
+                    " (docs/runtime_step.md): modelled compute only\n");
+  }
   return text;
 }
 
@@ -295,7 +311,7 @@ std::string FormatRunDetail(const SchedulingProblem& problem,
                           "them all)\n",
                           quality.microbatches.size() - shown);
   }
-  AppendQuality(quality, run.time, text);
+  AppendQuality(quality, run.time, run.step, text);
   return text;
 }
 

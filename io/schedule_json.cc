@@ -11,7 +11,9 @@
 #include "core/compact_schedule.h"
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
+#include "core/pipeline_order.h"
 #include "core/quality.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 #include "io/schedule_run.h"
 #include "nlohmann/json.hpp"
@@ -112,7 +114,30 @@ json MicrobatchToJson(const MicrobatchLoad& load, const MicrobatchTime* time,
   return microbatch;
 }
 
-json QualityToJson(const ScheduleRun& run) {
+// The runtime a run's step is modelled on, and the step's figures.
+json RuntimeStepToJson(const RuntimeConfig& runtime, const RuntimeStep& step) {
+  json expert_parallel_size = nullptr;
+  if (runtime.expert_parallel_size.has_value()) {
+    expert_parallel_size = *runtime.expert_parallel_size;
+  }
+  const PipelineShape& shape = runtime.pipeline;
+  return json{
+      {"path", RuntimePathName(runtime.path)},
+      {"pipeline_stages", shape.stages},
+      {"virtual_stages", shape.virtual_stages},
+      {"microbatch_group_size",
+       shape.microbatch_group_size == 0 ? shape.stages : shape.microbatch_group_size},
+      {"layers_per_stage", runtime.layers_per_stage},
+      {"forward_share", runtime.forward_share},
+      {"expert_parallel_size", std::move(expert_parallel_size)},
+      {"step_seconds", step.step_seconds},
+      {"busiest_rank_seconds", step.busiest_rank_seconds},
+      {"bubble_seconds", step.bubble_seconds},
+      {"bound_seconds", step.bound_seconds},
+  };
+}
+
+json QualityToJson(const ScheduleRun& run, const RuntimeConfig& runtime) {
   const ScheduleQuality& quality = run.quality;
   json document{
       {"balance_efficiency", quality.balance_efficiency},
@@ -129,6 +154,7 @@ json QualityToJson(const ScheduleRun& run) {
         {"communication_modelled", run.time->communication_modelled},
     };
   }
+  if (run.step.has_value()) document["runtime"] = RuntimeStepToJson(runtime, *run.step);
   return document;
 }
 
@@ -159,14 +185,14 @@ json CostAwareToJson(const ScheduleRun& run) {
   return json{{"source", run.source}, {"reason", run.source_reason}};
 }
 
-json ComparedRunToJson(const ScheduleRun& run) {
+json ComparedRunToJson(const ScheduleRun& run, const RuntimeConfig& runtime) {
   json document{
       {"scheduler", std::string(SchedulerName(run.scheduler))},
       {"ok", run.status.ok()},
       {"elapsed_ms", run.elapsed_ms},
   };
   if (run.status.ok()) {
-    document["quality"] = QualityToJson(run);
+    document["quality"] = QualityToJson(run, runtime);
     if (run.scheduler == SchedulerKind::kCostAware) document["cost_aware"] = CostAwareToJson(run);
   } else {
     document["error"] = std::string(run.status.message());
@@ -220,7 +246,7 @@ json ScheduleRunToJson(const SchedulingProblem& problem,
         run.time.has_value() ? &run.time->microbatches[m] : nullptr, form));
   }
   document["microbatches"] = std::move(microbatches);
-  document["quality"] = QualityToJson(run);
+  document["quality"] = QualityToJson(run, problem.runtime);
   return document;
 }
 
@@ -228,7 +254,7 @@ json ComparisonToJson(const SchedulingProblem& problem,
                       absl::Span<const ScheduleRun> runs) {
   json compared = json::array();
   for (const ScheduleRun& run : runs) {
-    compared.push_back(ComparedRunToJson(run));
+    compared.push_back(ComparedRunToJson(run, problem.runtime));
   }
   json document{
       {"format", kCompareFormat},

@@ -53,9 +53,18 @@
 //     each cp_group: "seconds_per_rank": s,   each microbatch: "max_seconds": s
 //     (and, per rank form only, "rank_seconds": [s per rank]),
 //     "quality": { ..., "gpu_time": { "step_seconds": s, "bound_seconds": b,
-//                  "gpu_efficiency": e, "communication_modelled": bool } }
+//                  "gpu_efficiency": e, "communication_modelled": bool },
+//                  "runtime": { "path": "dev" | "legacy", "pipeline_stages": P,
+//                    "virtual_stages": V, "microbatch_group_size": N,
+//                    "layers_per_stage": L, "forward_share": f,
+//                    "expert_parallel_size": E | null, "step_seconds": s,
+//                    "busiest_rank_seconds": w, "bubble_seconds": b,
+//                    "bound_seconds": l } }
+//     ("runtime": the step as Megatron-LM's runtime runs the schedule,
+//     core/runtime_step.h)
 // "cost_profile" is written for a failed run too; in "dcpsched.compare.v1"
-// it is a top-level key and each run's "quality" has its "gpu_time".
+// it is a top-level key and each run's "quality" has its "gpu_time" and
+// "runtime".
 // Scheduling time is left out on purpose: the same input always gives the
 // same JSON, byte for byte. Keys are written in alphabetical order. Readers
 // should ignore keys they do not know: a key may be added within v1; a key

@@ -18,6 +18,7 @@
 #include "core/legacy.h"
 #include "core/packing_aware.h"
 #include "core/quality.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 #include "core/validate.h"
 
@@ -181,7 +182,15 @@ ScheduleRun MeasureRun(SchedulerKind scheduler,
       run.status = time.status();
       return run;
     }
+    absl::StatusOr<RuntimeStep> step = MeasureRuntimeStep(schedule, *time, problem.runtime);
+    if (!step.ok()) {
+      run.status = absl::InvalidArgumentError(absl::StrCat(
+          "the ", DescribeRuntime(problem.runtime), " cannot run its schedule of ",
+          schedule.microbatches.size(), " microbatches: ", step.status().message()));
+      return run;
+    }
     run.time = *std::move(time);
+    run.step = *std::move(step);
   }
   run.schedule = std::move(schedule);
   run.quality = *std::move(quality);

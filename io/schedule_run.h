@@ -13,8 +13,9 @@
 //
 // With a cost profile (core/cost_profile.h) the problem is also measured in
 // GPU seconds: each run then carries its ScheduleTime (core/gpu_time.h)
-// beside its len^2 quality, and every output shows both. Without one,
-// nothing about a run or its output changes.
+// beside its len^2 quality, and its step as the problem's runtime runs it
+// (core/runtime_step.h), and every output shows them. Without one, nothing
+// about a run or its output changes.
 //
 // The three schedulers name samples differently: the dynamic-CP ones by id,
 // dp_balanced by position in its lens list. A ScheduleRun always holds ids,
@@ -36,6 +37,7 @@
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
 #include "core/quality.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 
 namespace dcpsched {
@@ -94,6 +96,10 @@ struct SchedulingProblem {
   // When set (valid, ValidateCostProfile), runs are also measured in GPU
   // seconds by it.
   std::optional<CostProfile> cost_profile;
+  // The runtime whose step each run reports, with a cost profile
+  // (CheckRuntimeConfig accepts it for G ranks): by default dev without
+  // pipelining.
+  RuntimeConfig runtime;
 };
 
 // What one scheduler made of a SchedulingProblem.
@@ -108,6 +114,8 @@ struct ScheduleRun {
   ScheduleQuality quality;
   // The schedule's GPU time, when the problem has a cost profile.
   std::optional<ScheduleTime> time;
+  // Its step as the problem's runtime runs it, with `time`.
+  std::optional<RuntimeStep> step;
   // Wall time of the scheduler call alone, on a steady clock.
   double elapsed_ms = 0.0;
   // Non-empty when the scheduler was not run at all: why (a report says so

@@ -36,9 +36,11 @@ TEST(CostProfileFlagTest, ScheduleShowsStepTimeAndGpuEfficiencyForEveryScheduler
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("cost model h200-llama3-8b"));
   EXPECT_THAT(result.out, HasSubstr("communication is not modelled"));
+  EXPECT_THAT(result.out, HasSubstr("\nruntime    dev runtime, no pipelining"));
   EXPECT_THAT(result.out, HasSubstr("\nstep time "));
+  EXPECT_THAT(result.out, HasSubstr("\nbarrier step time "));
   EXPECT_THAT(result.out, HasSubstr("\nGPU efficiency "));
-  EXPECT_THAT(result.out, HasSubstr("step ms     bound ms  GPU eff"));
+  EXPECT_THAT(result.out, HasSubstr("step ms   barrier ms     bound ms  GPU eff"));
   for (const char* scheduler : {"packing_aware", "dp_balanced", "legacy"}) {
     const std::size_t row = result.out.rfind(absl::StrCat("\n", scheduler, " "));
     ASSERT_NE(row, std::string::npos) << scheduler;
@@ -107,9 +109,10 @@ TEST(CostProfileFlagTest, VerifyPrintsTheStepTime) {
   }
   const CliResult result = RunCli({"verify", schedule, "--cost-profile", "h200-llama3-8b"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_THAT(result.out, HasSubstr("\ntime (h200-llama3-8b): step "));
+  EXPECT_THAT(result.out, HasSubstr("\ntime (h200-llama3-8b): barrier step "));
   EXPECT_THAT(result.out, HasSubstr("GPU efficiency"));
   EXPECT_THAT(result.out, HasSubstr("compute only, communication not modelled"));
+  EXPECT_THAT(result.out, HasSubstr("\nstep (dev runtime, no pipelining, 1 layer per stage): "));
   std::remove(schedule.c_str());
 }
 

@@ -217,11 +217,15 @@ TEST(ReportTest, WithACostProfileReportsGpuTime) {
   EXPECT_THAT(report, HasSubstr("compute only: the measured layer times; "
                                 "communication is not modelled"));
   EXPECT_THAT(report, HasSubstr("  ms per rank:     36.000 36.000 6.000 6.000\n"));
+  EXPECT_THAT(report, HasSubstr("runtime    dev runtime, no pipelining, 1 layer per stage"));
+  // One microbatch: the dev step is the barrier step.
   EXPECT_THAT(report, HasSubstr("step time           36.000 ms"));
+  EXPECT_THAT(report, HasSubstr("busiest rank        36.000 ms  (bubble 0.000 ms"));
+  EXPECT_THAT(report, HasSubstr("barrier step time   36.000 ms"));
   EXPECT_THAT(report, HasSubstr("time lower bound    21.000 ms"));
   EXPECT_THAT(report, HasSubstr("GPU efficiency      0.5833"));
-  EXPECT_THAT(report, HasSubstr("step ms     bound ms  GPU eff\n"));
-  EXPECT_THAT(report, HasSubstr("     36.000       21.000   0.5833\n"));
+  EXPECT_THAT(report, HasSubstr("step ms   barrier ms     bound ms  GPU eff\n"));
+  EXPECT_THAT(report, HasSubstr("     36.000       36.000       21.000   0.5833\n"));
 }
 
 TEST(ReportTest, SaysWhenCommunicationIsModelled) {
