@@ -13,6 +13,15 @@
 // runtime groups (11) included; its step time is what MeasureScheduleTime
 // says, no less than the bound, and no more than packing-aware's where that
 // one is runnable; and a second call returns the same schedule.
+//
+// Then the rest of the input decodes to a runtime (core/runtime_step.h: P,
+// V, group size, layers, forward share, EP size, path; exhausted, dev
+// without pipelining), and packing-aware's schedule and cost_aware's are
+// stepped on it: MeasureRuntimeStep refuses exactly what CheckRuntimeConfig
+// refuses for their microbatch counts, with InvalidArgument; otherwise
+// busiest work <= bound <= step (up to rounding at P > 1), without
+// pipelining the step is at most the barrier model's, and the legacy step
+// of one layer is MeasureScheduleTime's bit for bit.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +38,7 @@
 #include "core/cost_profile.h"
 #include "core/gpu_time.h"
 #include "core/packing_aware.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 #include "fuzz/fuzz_input.h"
 #include "io/cost_profile_file.h"
@@ -133,13 +143,90 @@ absl::Status CheckCostAware(const DynamicCpProblem& problem, const CostProfile& 
   return absl::OkStatus();
 }
 
+// A runtime read from `data`: P 1-8, V 1-3, N 0-8, L 1-3, one of four
+// forward shares, EP none or 1-8, dev or legacy.
+RuntimeConfig DecodeRuntime(FuzzedDataProvider& data) {
+  RuntimeConfig config;
+  config.pipeline.stages = 1 + data.ConsumeIntegralInRange<std::int64_t>(0, 7);
+  config.pipeline.virtual_stages = 1 + data.ConsumeIntegralInRange<std::int64_t>(0, 2);
+  config.pipeline.microbatch_group_size = data.ConsumeIntegralInRange<std::int64_t>(0, 8);
+  config.layers_per_stage = 1 + data.ConsumeIntegralInRange<std::int64_t>(0, 2);
+  constexpr double kShares[] = {1.0 / 3.0, 0.25, 0.5, 0.9};
+  config.forward_share = kShares[data.ConsumeIntegralInRange<int>(0, 3)];
+  if (const std::int64_t ep = data.ConsumeIntegralInRange<std::int64_t>(0, 8); ep > 0) {
+    config.expert_parallel_size = ep;
+  }
+  if (data.ConsumeBool()) config.path = RuntimePath::kLegacy;
+  return config;
+}
+
+// What is wrong with the runtime step of `schedule` on `config`, if anything.
+absl::Status CheckRuntimeStep(const DynamicCpProblem& problem, const CompactSchedule& schedule,
+                              const CostProfile& profile, const RuntimeConfig& config) {
+  if (schedule.microbatches.empty()) return absl::OkStatus();
+  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      problem.samples, schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  if (!time.ok()) return absl::InternalError(time.status().ToString());
+  const absl::Status accepted = CheckRuntimeConfig(
+      config, problem.options.total_gpus,
+      static_cast<std::int64_t>(schedule.microbatches.size()));
+  const absl::StatusOr<RuntimeStep> step = MeasureRuntimeStep(schedule, *time, config);
+  if (step.status() != accepted) {
+    return absl::InternalError(absl::StrCat("the runtime step gives ", step.status().ToString(),
+                                            " where the config check gives ",
+                                            accepted.ToString()));
+  }
+  if (!step.ok()) {
+    if (step.status().code() == absl::StatusCode::kInvalidArgument) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("refuses with ", step.status().ToString()));
+  }
+  const double slack = config.pipeline.stages == 1 ? 0.0 : kSlack;
+  if (step->busiest_rank_seconds > step->bound_seconds ||
+      step->bound_seconds > step->step_seconds * (1.0 + slack)) {
+    return absl::InternalError(absl::StrCat(
+        "busiest ", step->busiest_rank_seconds, " s, bound ", step->bound_seconds,
+        " s and step ", step->step_seconds, " s are out of order"));
+  }
+  if (config.pipeline.stages > 1) return absl::OkStatus();
+  RuntimeConfig barrier = config;
+  barrier.path = RuntimePath::kLegacy;
+  const absl::StatusOr<RuntimeStep> legacy = MeasureRuntimeStep(schedule, *time, barrier);
+  if (!legacy.ok() || step->step_seconds > legacy->step_seconds) {
+    return absl::InternalError("without pipelining the step exceeds the barrier model's");
+  }
+  if (config.layers_per_stage == 1 && legacy->step_seconds != time->step_seconds) {
+    return absl::InternalError(absl::StrCat("the legacy step ", legacy->step_seconds,
+                                            " s is not the barrier model's ",
+                                            time->step_seconds, " s"));
+  }
+  return absl::OkStatus();
+}
+
 void TestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider provider(data, size);
   const DynamicCpProblem problem = DecodeDynamicCpProblem(provider);
   const CostProfile profile = DecodeProfile(provider);
+  const std::string where = absl::StrCat(FormatProblem(problem), " profile=", profile.name);
   if (const absl::Status status = CheckCostAware(problem, profile); !status.ok()) {
-    ReportAndAbort(kTarget, "cost_aware breaks a promise", status,
-                   absl::StrCat(FormatProblem(problem), " profile=", profile.name));
+    ReportAndAbort(kTarget, "cost_aware breaks a promise", status, where);
+  }
+  const RuntimeConfig config = DecodeRuntime(provider);
+  if (!IsValidBySpec(problem)) return;
+  const absl::StatusOr<CompactSchedule> packing_aware =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  const absl::StatusOr<CostAwareResult> cost_aware =
+      ScheduleCostAware(problem.samples, problem.options, profile);
+  for (const CompactSchedule* schedule :
+       {packing_aware.ok() ? &*packing_aware : nullptr,
+        cost_aware.ok() ? &cost_aware->schedule : nullptr}) {
+    if (schedule == nullptr) continue;
+    if (const absl::Status status = CheckRuntimeStep(problem, *schedule, profile, config);
+        !status.ok()) {
+      ReportAndAbort(kTarget, "the runtime step model breaks a promise", status,
+                     absl::StrCat(where, " runtime=", DescribeRuntime(config),
+                                  " N=", config.pipeline.microbatch_group_size));
+    }
   }
 }
 
