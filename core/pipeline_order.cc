@@ -74,6 +74,10 @@ absl::Status CheckPipelineShape(const PipelineShape& shape,
         " needs a pipeline: Megatron-LM interleaves model chunks only with "
         "--pp 2 or more; give --pp, or --virtual-stages 1"));
   }
+  if (num_microbatches < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the step has ", num_microbatches, " microbatches; a step has 0 or more"));
+  }
   if (shape.microbatch_group_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the microbatch group size per virtual stage is ", shape.microbatch_group_size,

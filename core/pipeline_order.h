@@ -36,13 +36,11 @@ struct StageOp {
   std::int64_t microbatch = 0;
   std::int64_t chunk = 0;
   bool forward = true;
-
-  friend bool operator==(const StageOp&, const StageOp&) = default;
 };
 
-// OK if Megatron-LM can run `num_microbatches` microbatches (>= 0) through
+// OK if Megatron-LM can run `num_microbatches` microbatches through
 // `shape`; otherwise InvalidArgument saying what to change: P < 1, V < 1,
-// V > 1 with P = 1, N < 0, and for V > 1 what Megatron-LM refuses (N > M,
+// V > 1 with P = 1, a negative microbatch count, N < 0, and for V > 1 what Megatron-LM refuses (N > M,
 // N < P, or a last group of 0 < M mod N < P microbatches).
 absl::Status CheckPipelineShape(const PipelineShape& shape,
                                 std::int64_t num_microbatches);

@@ -42,7 +42,8 @@ RankTimes PointwiseMax(const RankTimes& a, const RankTimes& b) {
   out.reserve(a.size() + b.size());
   std::size_t i = 0;
   std::size_t j = 0;
-  while (i < a.size() && j < b.size()) {
+  // Both end at G, so they run out together.
+  while (i < a.size()) {
     const std::int64_t end = std::min(a[i].end, b[j].end);
     out.push_back({end, std::max(a[i].seconds, b[j].seconds)});
     if (a[i].end == end) ++i;
@@ -199,24 +200,18 @@ RankTimes RunOp(const std::vector<SyncSet>& sets, const std::vector<double>& op_
   RankTimes finish;
   finish.reserve(sets.size());
   for (const SyncSet& set : sets) {
-    switch (set.mode) {
-      case SyncMode::kAlone:
-        cursor.CopyOver(set.first_rank, set.end_rank, finish);
-        break;
-      case SyncMode::kExpertBlocks:
-        for (std::int64_t first = set.first_rank; first < set.end_rank; first += expert_size) {
-          finish.push_back({first + expert_size, cursor.MaxOver(first, first + expert_size)});
-        }
-        break;
-      case SyncMode::kTogether: {
-        double seconds = 0.0;
-        for (std::size_t g = set.first_group; g < set.end_group; ++g) {
-          seconds = std::max(seconds, op_seconds[g]);
-        }
-        finish.push_back(
-            {set.end_rank, cursor.MaxOver(set.first_rank, set.end_rank) + seconds});
-        break;
+    if (set.mode == SyncMode::kAlone) {
+      cursor.CopyOver(set.first_rank, set.end_rank, finish);
+    } else if (set.mode == SyncMode::kExpertBlocks) {
+      for (std::int64_t first = set.first_rank; first < set.end_rank; first += expert_size) {
+        finish.push_back({first + expert_size, cursor.MaxOver(first, first + expert_size)});
       }
+    } else {
+      double seconds = 0.0;
+      for (std::size_t g = set.first_group; g < set.end_group; ++g) {
+        seconds = std::max(seconds, op_seconds[g]);
+      }
+      finish.push_back({set.end_rank, cursor.MaxOver(set.first_rank, set.end_rank) + seconds});
     }
   }
   return finish;

@@ -65,8 +65,11 @@ TEST(PipelineStageOrderTest, InterleavedOrderIsUpstreamsDocstringExample) {
 }
 
 TEST(PipelineStageOrderTest, GroupSizeDefaultsToThePipelineSize) {
-  EXPECT_EQ(PipelineStageOrder({.stages = 2, .virtual_stages = 2}, 4, 1),
-            PipelineStageOrder({.stages = 2, .virtual_stages = 2, .microbatch_group_size = 2}, 4, 1));
+  const std::vector<StageOp> unset = PipelineStageOrder({.stages = 2, .virtual_stages = 2}, 4, 1);
+  const std::vector<StageOp> two =
+      PipelineStageOrder({.stages = 2, .virtual_stages = 2, .microbatch_group_size = 2}, 4, 1);
+  EXPECT_EQ(Signed(unset), Signed(two));
+  EXPECT_EQ(Microbatches(unset), Microbatches(two));
 }
 
 TEST(CheckPipelineShapeTest, AcceptsWhatMegatronRuns) {
@@ -87,6 +90,7 @@ TEST(CheckPipelineShapeTest, RefusesWhatMegatronRefuses) {
   ExpectRefused({.stages = 0}, 1, "give --pp 1 or more");
   ExpectRefused({.stages = 2, .virtual_stages = 0}, 1, "give --virtual-stages 1 or more");
   ExpectRefused({.stages = 1, .virtual_stages = 2}, 4, "needs a pipeline");
+  ExpectRefused({.stages = 2}, -1, "a step has 0 or more");
   ExpectRefused({.stages = 2, .microbatch_group_size = -1}, 4, "give 1 or more");
   // N > M, and N < P.
   ExpectRefused({.stages = 4, .virtual_stages = 2}, 3, "ValueError");

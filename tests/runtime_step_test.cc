@@ -1,5 +1,6 @@
 #include "core/runtime_step.h"
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -153,6 +154,44 @@ TEST(CheckRuntimeConfigTest, RefusesWhatNoRuntimeRuns) {
   EXPECT_TRUE(CheckRuntimeConfig(RuntimeConfig{}, 4, 2).ok());
   EXPECT_STREQ(RuntimePathName(RuntimePath::kDev), "dev");
   EXPECT_STREQ(RuntimePathName(RuntimePath::kLegacy), "legacy");
+}
+
+TEST(CheckRuntimeConfigTest, RefusesMoreOpsThanTheModelHolds) {
+  for (const auto& [stages, chunks, microbatches] :
+       std::vector<std::array<std::int64_t, 3>>{{std::int64_t{1} << 23, 1, 1},
+                                                {1 << 12, 1 << 11, 1 << 12},
+                                                {1 << 10, 2, std::int64_t{1} << 12}}) {
+    RuntimeConfig config;
+    config.pipeline.stages = stages;
+    config.pipeline.virtual_stages = chunks;
+    config.pipeline.microbatch_group_size = chunks > 1 ? stages : 0;
+    EXPECT_THAT(CheckRuntimeConfig(config, 4, microbatches).message(),
+                HasSubstr("give fewer stages"))
+        << stages << " x " << chunks << " x " << microbatches;
+  }
+  RuntimeConfig config;
+  config.pipeline.stages = 1 << 10;
+  config.pipeline.virtual_stages = 2;
+  config.pipeline.microbatch_group_size = 1 << 11;
+  EXPECT_TRUE(CheckRuntimeConfig(config, 4, 1 << 11).ok());
+}
+
+TEST(DescribeRuntimeTest, NamesEveryPartOfTheRuntime) {
+  RuntimeConfig config;
+  EXPECT_EQ(DescribeRuntime(config), "dev runtime, no pipelining, 1 layer per stage");
+  config.pipeline.stages = 4;
+  config.layers_per_stage = 2;
+  config.expert_parallel_size = 8;
+  EXPECT_EQ(DescribeRuntime(config),
+            "dev runtime, 1F1B over P = 4 stages, forward 0.3333 of a layer, 2 layers per "
+            "stage, EP 8 in lockstep");
+  config.pipeline.virtual_stages = 2;
+  EXPECT_THAT(DescribeRuntime(config), HasSubstr("x V = 2 chunks in groups of 4 microbatches"));
+  config.pipeline.microbatch_group_size = 6;
+  EXPECT_THAT(DescribeRuntime(config), HasSubstr("in groups of 6 microbatches"));
+  config = RuntimeConfig{};
+  config.path = RuntimePath::kLegacy;
+  EXPECT_EQ(DescribeRuntime(config), "legacy runtime, no pipelining, 1 layer per stage");
 }
 
 TEST(MeasureRuntimeStepTest, TimesTheScheduleItWasMeasuredFor) {
