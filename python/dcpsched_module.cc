@@ -1,7 +1,8 @@
-// The extension module `dcpsched._core`: the schedulers, VPP alignment and
-// the schedule checker of this library, callable from Python. The package
-// `dcpsched` (python/dcpsched/__init__.py) re-exports everything here;
-// python/README.md shows how to use it.
+// The extension module `dcpsched._core`: the schedulers, VPP alignment,
+// the schedule checker, the cost model and the runtime step model (with a
+// pipeline rank's op order) of this library, callable from Python. The
+// package `dcpsched` (python/dcpsched/__init__.py) re-exports everything
+// here; python/README.md shows how to use it.
 //
 // Every function first converts its Python arguments to C++ values with the
 // GIL held, then runs the core with the GIL released (other Python threads
@@ -42,6 +43,8 @@
 #include "core/gpu_time.h"
 #include "core/legacy.h"
 #include "core/packing_aware.h"
+#include "core/pipeline_order.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 #include "core/validate.h"
 #include "core/vpp_align.h"
@@ -595,11 +598,95 @@ CostProfile PyParseCostProfile(const std::string& text) {
   return ValueOrThrow(ParseCostProfile(text));
 }
 
+// microbatch_group_size (N): None, Megatron-LM's default of the pipeline
+// size (the core's 0), or an int >= 1. An explicit 0 or less is refused
+// here: the core would read 0 as "unset".
+std::int64_t ToGroupSize(py::handle value) {
+  const std::optional<std::int64_t> group =
+      ToOptionalInt64(value, "microbatch_group_size");
+  if (group.has_value() && *group < 1) {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+        "microbatch_group_size is ", *group,
+        "; give 1 or more, or None for the pipeline size (Megatron-LM's default)")));
+  }
+  return group.value_or(0);
+}
+
+// The keyword arguments describing the runtime (schedule_time's) as a
+// RuntimeConfig. Types are checked here (TypeError); values by the core
+// (CheckRuntimeConfig), except what only Python can get wrong: a group size
+// of 0 (ToGroupSize) and a path other than "dev" or "legacy".
+RuntimeConfig ToRuntimeConfig(py::handle pipeline_stages, py::handle virtual_stages,
+                              py::handle microbatch_group_size,
+                              py::handle layers_per_stage, py::handle forward_share,
+                              py::handle expert_parallel_size, py::handle runtime) {
+  RuntimeConfig config;
+  config.pipeline.stages = ToInt64Argument(pipeline_stages, "pipeline_stages");
+  config.pipeline.virtual_stages = ToInt64Argument(virtual_stages, "virtual_stages");
+  config.pipeline.microbatch_group_size = ToGroupSize(microbatch_group_size);
+  config.layers_per_stage = ToInt64Argument(layers_per_stage, "layers_per_stage");
+  // A real number: an int or float (or anything with __float__), not a str.
+  if (PyNumber_Check(forward_share.ptr()) == 0 || PyComplex_Check(forward_share.ptr())) {
+    throw py::type_error(absl::StrCat("forward_share must be a float, not ",
+                                      TypeName(forward_share)));
+  }
+  config.forward_share = PyFloat_AsDouble(forward_share.ptr());
+  if (config.forward_share == -1.0 && PyErr_Occurred() != nullptr) {
+    throw py::error_already_set();
+  }
+  config.expert_parallel_size =
+      ToOptionalInt64(expert_parallel_size, "expert_parallel_size");
+  if (!py::isinstance<py::str>(runtime)) {
+    throw py::type_error(absl::StrCat("runtime must be \"dev\" or \"legacy\", not ",
+                                      TypeName(runtime)));
+  }
+  const std::string path = runtime.cast<std::string>();
+  if (path == "legacy") {
+    config.path = RuntimePath::kLegacy;
+  } else if (path != "dev") {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+        "runtime is \"", path,
+        "\"; give \"dev\" (Megatron-LM dev: no barrier between microbatches) or "
+        "\"legacy\" (main's barrier after every microbatch, without pipelining)")));
+  }
+  return config;
+}
+
+// The runtime step as the JSON run documents' quality.runtime object
+// (io/schedule_json.cc RuntimeStepToJson): the same keys and values.
+py::dict ToPython(const RuntimeConfig& config, const RuntimeStep& step) {
+  const PipelineShape& shape = config.pipeline;
+  py::dict runtime;
+  runtime["path"] = std::string(RuntimePathName(config.path));
+  runtime["pipeline_stages"] = shape.stages;
+  runtime["virtual_stages"] = shape.virtual_stages;
+  runtime["microbatch_group_size"] =
+      shape.microbatch_group_size == 0 ? shape.stages : shape.microbatch_group_size;
+  runtime["layers_per_stage"] = config.layers_per_stage;
+  runtime["forward_share"] = config.forward_share;
+  runtime["expert_parallel_size"] =
+      config.expert_parallel_size.has_value()
+          ? py::object(py::int_(*config.expert_parallel_size))
+          : py::object(py::none());
+  runtime["step_seconds"] = step.step_seconds;
+  runtime["busiest_rank_seconds"] = step.busiest_rank_seconds;
+  runtime["bubble_seconds"] = step.bubble_seconds;
+  runtime["bound_seconds"] = step.bound_seconds;
+  return runtime;
+}
+
 py::dict PyScheduleTime(const py::object& schedule,
                         const py::object& sample_id_seqlens,
                         const CostProfile& profile,
                         const py::object& max_seq_len_per_rank,
-                        const py::object& cp_size) {
+                        const py::object& cp_size,
+                        const py::object& pipeline_stages,
+                        const py::object& virtual_stages,
+                        const py::object& microbatch_group_size,
+                        const py::object& layers_per_stage,
+                        const py::object& forward_share,
+                        const py::object& expert_parallel_size,
+                        const py::object& runtime) {
   const Schedule checked = ToSchedule(schedule, "schedule");
   const std::vector<Sample> samples =
       ToSamples(sample_id_seqlens, "sample_id_seqlens");
@@ -607,9 +694,22 @@ py::dict PyScheduleTime(const py::object& schedule,
       .max_seq_len_per_rank =
           ToInt64Argument(max_seq_len_per_rank, "max_seq_len_per_rank"),
       .fixed_cp_size = ToOptionalInt64(cp_size, "cp_size")};
-  const ScheduleTime time = ValueOrThrow(WithoutGil([&] {
-    return MeasureScheduleTime(samples, checked, profile, options);
-  }));
+  const RuntimeConfig config =
+      ToRuntimeConfig(pipeline_stages, virtual_stages, microbatch_group_size,
+                      layers_per_stage, forward_share, expert_parallel_size, runtime);
+  // The schedule's times (MeasureScheduleTime of the per-rank form measures
+  // its compact form, this one), then its step on the runtime.
+  const auto [time, step] = ValueOrThrow(WithoutGil(
+      [&]() -> absl::StatusOr<std::pair<ScheduleTime, RuntimeStep>> {
+        const CompactSchedule compact = CompactFromRanks(checked);
+        absl::StatusOr<ScheduleTime> measured =
+            MeasureScheduleTime(samples, compact, profile, options);
+        if (!measured.ok()) return measured.status();
+        absl::StatusOr<RuntimeStep> stepped =
+            MeasureRuntimeStep(compact, *measured, config);
+        if (!stepped.ok()) return stepped.status();
+        return std::pair(*std::move(measured), *std::move(stepped));
+      }));
   std::vector<double> microbatch_seconds;
   microbatch_seconds.reserve(time.microbatches.size());
   for (const MicrobatchTime& microbatch : time.microbatches) {
@@ -621,7 +721,40 @@ py::dict PyScheduleTime(const py::object& schedule,
   figures["gpu_efficiency"] = time.gpu_efficiency;
   figures["microbatch_seconds"] = py::cast(microbatch_seconds);
   figures["communication_modelled"] = time.communication_modelled;
+  figures["runtime"] = ToPython(config, step);
   return figures;
+}
+
+// pipeline_stage_order: one pipeline rank's ops as (microbatch, chunk,
+// forward) tuples, for a shape Megatron-LM runs (CheckRuntimeConfig's shape
+// checks, and its bound on the ops modelled).
+py::list PyPipelineStageOrder(const py::object& stages, const py::object& virtual_stages,
+                              const py::object& num_microbatches,
+                              const py::object& pipeline_rank,
+                              const py::object& microbatch_group_size) {
+  RuntimeConfig config;
+  config.pipeline.stages = ToInt64Argument(stages, "stages");
+  config.pipeline.virtual_stages = ToInt64Argument(virtual_stages, "virtual_stages");
+  config.pipeline.microbatch_group_size = ToGroupSize(microbatch_group_size);
+  const std::int64_t count = ToInt64Argument(num_microbatches, "num_microbatches");
+  const std::int64_t rank = ToInt64Argument(pipeline_rank, "pipeline_rank");
+  // Megatron-LM's refusals (CheckPipelineShape) and the bound on P x V x
+  // M; a G of 1 leaves everything else unchecked.
+  if (absl::Status valid = CheckRuntimeConfig(config, 1, count); !valid.ok()) {
+    ThrowStatus(valid);
+  }
+  if (rank < 0 || rank >= config.pipeline.stages) {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+        "pipeline_rank is ", rank, "; it must be in [0, ", config.pipeline.stages,
+        "), a rank of the ", config.pipeline.stages, " pipeline stages")));
+  }
+  const std::vector<StageOp> order = WithoutGil(
+      [&] { return PipelineStageOrder(config.pipeline, count, rank); });
+  py::list ops(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    ops[i] = py::make_tuple(order[i].microbatch, order[i].chunk, py::bool_(order[i].forward));
+  }
+  return ops;
 }
 
 // ---------------------------------------------------------------------------
@@ -639,7 +772,8 @@ released while scheduling.
 
 Functions: schedule_dynamic_cp, next_group_packing_aware,
 align_to_vpp_group, schedule_dp_balanced, schedule_legacy, verify,
-schedule_time (a schedule in GPU seconds by a CostProfile).
+schedule_time (a schedule in GPU seconds by a CostProfile, and its step on
+Megatron-LM's runtime), pipeline_stage_order (a pipeline rank's op order).
 Errors: TypeError for arguments of the wrong type or shape; ValueError for
 input outside the limits (InvalidInputError) or that upstream's algorithm
 cannot schedule (UnschedulableError), the message saying what to change;
@@ -916,16 +1050,21 @@ Raises:
 )doc";
 
 constexpr char kScheduleTimeDoc[] =
-    R"doc(schedule_time(schedule, sample_id_seqlens, profile, max_seq_len_per_rank, cp_size=None)
+    R"doc(schedule_time(schedule, sample_id_seqlens, profile, max_seq_len_per_rank, cp_size=None, *, pipeline_stages=1, virtual_stages=1, microbatch_group_size=None, layers_per_stage=1, forward_share=0.3333333333333333, expert_parallel_size=None, runtime="dev")
 --
 
-Measures a schedule in GPU seconds by a cost profile (docs/cost_model.md).
+Measures a schedule in GPU seconds by a cost profile (docs/cost_model.md),
+and its training step on Megatron-LM's runtime (docs/runtime_step.md).
 
 A rank's time in a microbatch is the non-attention part on the tokens it
 holds plus each sample's attention (ring attention on zigzag halves for a
 sample on several ranks; with the profile's communication model, the
 slower of that and the modelled KV exchange). A microbatch takes its
-slowest rank's time; the step, the sum over microbatches.
+slowest rank's time; step_seconds is the sum over microbatches (a barrier
+after every microbatch). The runtime step model then runs the schedule as
+the runtime does: each CP group (and expert-parallel group) waits only for
+its own ranks, each pipeline rank runs its forwards and backwards in
+Megatron-LM's order (pipeline_stage_order); "runtime" holds that step.
 
 Args:
   schedule: list[list[list[int]]], per microbatch, per rank, the ids (any
@@ -935,17 +1074,90 @@ Args:
   max_seq_len_per_rank: the token budget (the bound lets a sample use no
     fewer ranks than it needs).
   cp_size: None, or a fixed CP size the bound also allows (dp_balanced's).
+  The runtime (keyword only; the CLI's flags in brackets):
+  pipeline_stages: P, pipeline ranks behind every DPxCP rank (--pp).
+  virtual_stages: V, model chunks per pipeline rank; V > 1 is interleaved
+    1F1B and needs P > 1 (--virtual-stages).
+  microbatch_group_size: N, microbatch_group_size_per_vp_stage (used when
+    V > 1); None is P, Megatron-LM's default (--vpp).
+  layers_per_stage: L, transformer layers on one pipeline rank, split over
+    its V chunks; every time in "runtime" is for L layers
+    (--layers-per-stage).
+  forward_share: the forward pass's share of a layer's time, in (0, 1); the
+    profiles time forward and backward together, so 1/3 is an assumption
+    (--forward-share).
+  expert_parallel_size: None (dense), or E: each block of E consecutive
+    DPxCP ranks moves in lockstep (MoE all-to-all); E = G models
+    global_aux_loss (--ep).
+  runtime: "dev" (Megatron-LM dev: no barrier between microbatches) or
+    "legacy" (main's hybrid_context_parallel_forward_backward: a barrier
+    after every microbatch; P = 1 only) (--runtime).
 
 Returns:
-  dict: "step_seconds" (float), "bound_seconds" (float: no schedule of the
-  samples on G ranks with CP sizes powers of two, G or cp_size is faster),
-  "gpu_efficiency" (bound / step), "microbatch_seconds" (list[float], the
-  slowest rank of each) and "communication_modelled" (bool).
+  dict: "step_seconds" (float: the barrier step), "bound_seconds" (float: no
+  schedule of the samples on G ranks with CP sizes powers of two, G or
+  cp_size is faster), "gpu_efficiency" (bound / step), "microbatch_seconds"
+  (list[float], the slowest rank of each), "communication_modelled" (bool)
+  and "runtime", the JSON run documents' quality.runtime object
+  (docs/schedule_json.md): "path", "pipeline_stages", "virtual_stages",
+  "microbatch_group_size" (N, P where None was given), "layers_per_stage",
+  "forward_share", "expert_parallel_size" (None or int), "step_seconds"
+  (the step on that runtime), "busiest_rank_seconds" (the most time any
+  pipeline rank spends in its own ops), "bubble_seconds" (step minus
+  busiest) and "bound_seconds" (a bound the modelled step never goes below).
 
 Raises:
   TypeError: an argument has the wrong type or shape.
   InvalidInputError (a ValueError): the schedule names an unknown id, its
-    microbatches differ in width, or the samples are invalid.
+    microbatches differ in width, or the samples are invalid; or the
+    runtime refuses it, with the core's message saying what to change
+    (it names the CLI's flags): P, V, L or N out of range, V > 1 with
+    P = 1, a microbatch count Megatron-LM refuses to interleave (N above
+    it, N below P, or a last group of fewer than P), E not dividing G,
+    "legacy" with P > 1, forward_share outside (0, 1).
+)doc";
+
+constexpr char kPipelineStageOrderDoc[] =
+    R"doc(pipeline_stage_order(stages, virtual_stages, num_microbatches, pipeline_rank, *, microbatch_group_size=None)
+--
+
+The order in which one pipeline rank runs its forward and backward passes
+in Megatron-LM (dev d48bd6be0a, megatron/core/pipeline_parallel/
+schedules.py): the order the runtime step model (schedule_time's
+"runtime") runs every pipeline rank in. docs/runtime_step.md has the rule;
+`python3 -m dcpsched.conformance --megatron PATH --pipeline-order` checks
+it against a Megatron-LM checkout.
+
+- stages = 1 (forward_backward_no_pipelining): each microbatch's forward,
+  then its backward.
+- stages > 1, virtual_stages = 1 (1F1B): w = min(P - p - 1, M) warm-up
+  forwards, then one forward and one backward at a time, then the last w
+  backwards.
+- virtual_stages > 1 (interleaved 1F1B): the ops of get_schedule_table and
+  convert_schedule_table_to_order, with get_pp_rank_microbatches' warm-up.
+
+Args:
+  stages: P, pipeline ranks, >= 1.
+  virtual_stages: V, model chunks per pipeline rank, >= 1 (V > 1 needs
+    P > 1).
+  num_microbatches: M, >= 0.
+  pipeline_rank: p in [0, P).
+  microbatch_group_size (keyword only): N,
+    microbatch_group_size_per_vp_stage (V > 1 only); None is P,
+    Megatron-LM's default.
+
+Returns:
+  list[tuple[int, int, bool]]: the ops in the order run, each
+  (microbatch, chunk, forward): forward True for a forward pass, False for
+  a backward one; 2 M V ops in all.
+
+Raises:
+  TypeError: an argument is not an int.
+  InvalidInputError (a ValueError): a shape Megatron-LM refuses (its
+    message says what to change: N above M or below P, or a last group of
+    0 < M mod N < P microbatches), P or V below 1, V > 1 with P = 1, N
+    below 1, M below 0, more ops than dcpsched models, or pipeline_rank
+    outside [0, P).
 )doc";
 
 }  // namespace
@@ -1044,7 +1256,15 @@ PYBIND11_MODULE(_core, module) {
   module.def("schedule_time", &dcpsched::PyScheduleTime, py::arg("schedule"),
              py::arg("sample_id_seqlens"), py::arg("profile"),
              py::arg("max_seq_len_per_rank"), py::arg("cp_size") = py::none(),
+             py::kw_only(), py::arg("pipeline_stages") = 1, py::arg("virtual_stages") = 1,
+             py::arg("microbatch_group_size") = py::none(), py::arg("layers_per_stage") = 1,
+             py::arg("forward_share") = 1.0 / 3.0,
+             py::arg("expert_parallel_size") = py::none(), py::arg("runtime") = "dev",
              dcpsched::kScheduleTimeDoc);
+  module.def("pipeline_stage_order", &dcpsched::PyPipelineStageOrder, py::arg("stages"),
+             py::arg("virtual_stages"), py::arg("num_microbatches"),
+             py::arg("pipeline_rank"), py::kw_only(),
+             py::arg("microbatch_group_size") = py::none(), dcpsched::kPipelineStageOrderDoc);
   module.def("verify", &dcpsched::PyVerify, py::arg("schedule"),
              py::arg("sample_id_seqlens"), py::arg("total_gpus"),
              py::arg("max_seq_len_per_rank"), py::kw_only(),

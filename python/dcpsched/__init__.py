@@ -17,7 +17,10 @@ Functions (from the extension dcpsched._core):
   benchmark_workload        the batch `dcpsched schedule` generates (the
                             same generator: same seed, same lengths)
   CostProfile, schedule_time  a schedule in GPU seconds by a measured cost
-                            profile (docs/cost_model.md)
+                            profile (docs/cost_model.md), and its step on
+                            Megatron-LM's runtime (docs/runtime_step.md)
+  pipeline_stage_order      a pipeline rank's forward/backward order, as
+                            Megatron-LM runs it (1F1B, interleaved)
 
 Optional arguments are keyword-only (upstream orders them differently from
 one scheduler to the next). UPSTREAM_CHECKED names the Megatron-LM commits
@@ -56,6 +59,7 @@ try:
         align_to_vpp_group,
         benchmark_workload,
         next_group_packing_aware,
+        pipeline_stage_order,
         schedule_cost_aware,
         schedule_dp_balanced,
         schedule_dynamic_cp,
@@ -79,6 +83,7 @@ __all__ = [
     "align_to_vpp_group",
     "benchmark_workload",
     "next_group_packing_aware",
+    "pipeline_stage_order",
     "schedule_cost_aware",
     "schedule_dp_balanced",
     "schedule_dynamic_cp",

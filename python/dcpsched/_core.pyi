@@ -154,15 +154,43 @@ class CostProfile:
     def full_attention_seconds(self, len: float) -> float: ...
     def non_attention_seconds(self, tokens: float) -> float: ...
 
+# schedule_time's "runtime": the JSON run documents' quality.runtime object.
+_RuntimeStep = Dict[str, Union[str, int, float, None]]
+
 def schedule_time(
     schedule: Iterable[Iterable[Iterable[SupportsIndex]]],
     sample_id_seqlens: Iterable[_Pair],
     profile: CostProfile,
     max_seq_len_per_rank: SupportsIndex,
     cp_size: Optional[SupportsIndex] = None,
-) -> Dict[str, Union[float, bool, List[float]]]:
+    *,
+    pipeline_stages: SupportsIndex = 1,
+    virtual_stages: SupportsIndex = 1,
+    microbatch_group_size: Optional[SupportsIndex] = None,
+    layers_per_stage: SupportsIndex = 1,
+    forward_share: float = 1.0 / 3.0,
+    expert_parallel_size: Optional[SupportsIndex] = None,
+    runtime: str = "dev",
+) -> Dict[str, Union[float, bool, List[float], _RuntimeStep]]:
     """A schedule in GPU seconds: step_seconds, bound_seconds, gpu_efficiency,
-    microbatch_seconds (the slowest rank of each) and communication_modelled."""
+    microbatch_seconds (the slowest rank of each), communication_modelled,
+    and "runtime": its step on Megatron-LM's runtime (docs/runtime_step.md)
+    for the pipeline, expert-parallel size and path given (path,
+    pipeline_stages, virtual_stages, microbatch_group_size, layers_per_stage,
+    forward_share, expert_parallel_size, step_seconds, busiest_rank_seconds,
+    bubble_seconds, bound_seconds)."""
+
+def pipeline_stage_order(
+    stages: SupportsIndex,
+    virtual_stages: SupportsIndex,
+    num_microbatches: SupportsIndex,
+    pipeline_rank: SupportsIndex,
+    *,
+    microbatch_group_size: Optional[SupportsIndex] = None,
+) -> List[Tuple[int, int, bool]]:
+    """Pipeline rank pipeline_rank's ops in Megatron-LM's order: (microbatch,
+    chunk, forward) tuples; InvalidInputError for a shape Megatron-LM
+    refuses or a rank outside [0, stages)."""
 
 def benchmark_workload(
     num_samples: SupportsIndex = 256,

@@ -60,6 +60,19 @@ finite sets (the exhaustive check's, properties/problem_enumerator.h; e.g.
 SETS "test") and closes with "conformance --exhaustive: N problems of the
 sets (C checks): ..." (exhaustive.py; docs/exhaustive.md).
 
+    python3 -m dcpsched.conformance --megatron PATH --pipeline-order [--all-differences]
+
+checks, instead, the op order of dcpsched's runtime step model
+(dcpsched.pipeline_stage_order, core/pipeline_order.h) against the
+checkout's megatron/core/pipeline_parallel/schedules.py
+(get_forward_backward_func, get_pp_rank_microbatches, get_schedule_table,
+convert_schedule_table_to_order, and the set-up of the schedule function
+that runs each shape, which says which shapes upstream refuses and, for
+1F1B, its warm-up) on every P in 1..8, V in 1..4, M in 1..24, N in 1..M+1
+and pipeline rank; it names the checkout's git commit and closes with
+"pipeline-order: E equal, D differ, B both refuse (S shapes: ...)"
+(pipeline_order.py).
+
     python3 -m dcpsched.conformance --megatron PATH --distributed W [--batches N]
         [--drop-in FILE] [--distributed-timeout SECONDS]
 

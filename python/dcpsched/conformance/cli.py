@@ -48,6 +48,8 @@ exit status:
   4  nothing was checked: no problem (e.g. --cases 0 --no-corpora), or the
      checkout carries none of the schedulers (with --cost-profile: no batch
      was received as scheduled and looked up)
+  --pipeline-order: 0 no shape differs, 1 one does, 2 the checkout lacks
+     schedules.py or a function the check calls, 3 NOT CHECKED
 
 time: a default run (2000 generated problems and the 1974 problems of the
 committed corpora) took 21 minutes on 2 shared cores against Megatron-LM dev
@@ -70,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Compare dcpsched with the schedulers of a Megatron-LM checkout: the "
                     "packing-aware (dev) and dp_balanced (dev, main) schedulers it carries; "
                     "the legacy BalancedCPScheduler (dev, main), another algorithm than "
-                    "dcpsched's legacy one, for information only.",
+                    "dcpsched's legacy one, for information only; with --pipeline-order, "
+                    "dcpsched's pipeline op order against the checkout's schedules.py.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--megatron", required=True, metavar="PATH",
                         help="the Megatron-LM checkout: the directory that holds megatron/")
@@ -96,6 +99,13 @@ def _parser() -> argparse.ArgumentParser:
                              "explicit finite sets (exhaustive.py; e.g. 'test', or "
                              "'G=1..16 n=0..3 lens=1,m-1,m,m+1,2m mslpr=4 min_cp=1,2 "
                              "vpp=none,2 max_num_seqs=none,1')")
+    parser.add_argument("--pipeline-order", action="store_true",
+                        help="instead of the scheduling checks, check dcpsched's pipeline op "
+                             "order (pipeline_stage_order, the runtime step model's) against "
+                             "the checkout's megatron/core/pipeline_parallel/schedules.py "
+                             "(get_pp_rank_microbatches, get_schedule_table, "
+                             "convert_schedule_table_to_order) for every P in 1..8, V in "
+                             "1..4, M in 1..24, N in 1..M+1 and pipeline rank (a few seconds)")
     parser.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
                         help="longest upstream call before it counts as a hang (default 2)")
     parser.add_argument("--all-differences", action="store_true",
@@ -361,6 +371,20 @@ def run(argv: Optional[List[str]] = None, out=sys.stdout) -> int:
         print("conformance: --cost-profile needs --distributed W (and no --timing)",
               file=sys.stderr)
         return 2
+    if args.pipeline_order:
+        if args.distributed is not None or args.exhaustive is not None:
+            print("conformance: --pipeline-order is a check of its own: give it without "
+                  "--distributed and --exhaustive", file=sys.stderr)
+            return 2
+        try:
+            from dcpsched.conformance import pipeline_order  # pylint: disable=import-outside-toplevel
+            return pipeline_order.run_check(args.megatron, out,
+                                            all_differences=args.all_differences)
+        except Exception:  # pylint: disable=broad-except
+            traceback.print_exc()
+            print("conformance: internal error in the pipeline-order check (above); NOT CHECKED",
+                  file=sys.stderr)
+            return 3
     if args.distributed is not None:
         try:
             return _run_distributed(args, out)

@@ -78,3 +78,42 @@ def report_lines(files) -> list:
                      f"{'; '.join(KNOWN_UPSTREAMS)}): this is another upstream version, "
                      "so read any difference as possibly new upstream behaviour")
     return lines
+
+
+# The files of Megatron-LM's pipeline schedules whose op order dcpsched's
+# (core/pipeline_order.h) was checked against by the pipeline-order check
+# (pipeline_order.py: 0 differ), by SHA-256: name -> {file name: SHA-256}.
+KNOWN_PIPELINE_ORDERS: Dict[str, Dict[str, str]] = {
+    "Megatron-LM dev d48bd6be0a": {
+        "schedules.py":
+            "968b3c2ab8e80b5d30992bb572bae8aa7cbc6b2fba7137d851bb71ee51bf489f",
+    },
+    # Main's schedules.py has no convert_schedule_table_to_order; the check
+    # takes cuda_graphs.py's.
+    "Megatron-LM main a9381be598": {
+        "schedules.py":
+            "18829700a9c92a940f5a70e6d186aac753950d9cd90bf3021fe65dd0231c83a0",
+        "cuda_graphs.py":
+            "c46b02e042f6c4fcbf6d1769e86b4724a261a78c9e390d75d5d36a938a573765",
+    },
+}
+
+
+def pipeline_report_lines(files) -> list:
+    """The pipeline-order check's report lines on the files it loaded: each
+    file's SHA-256, then whether they are files dcpsched's op order was
+    checked against (and which), said plainly if not."""
+    hashes = {pathlib.Path(path).name: sha256_of(path) for path in files}
+    lines = [f"upstream file: {path} sha256 {hashes[pathlib.Path(path).name]}"
+             for path in files]
+    name = next((name for name, known in KNOWN_PIPELINE_ORDERS.items() if known == hashes),
+                None)
+    if name is not None:
+        lines.append(f"upstream files: the files dcpsched's op order was checked against "
+                     f"({name})")
+    else:
+        lines.append("upstream files: NOT the files dcpsched's op order was checked against "
+                     f"(known: {'; '.join(KNOWN_PIPELINE_ORDERS) or 'none'}): this is another "
+                     "upstream version, so read any difference as possibly new upstream "
+                     "behaviour")
+    return lines
