@@ -558,10 +558,12 @@ properties() {
 }
 
 # The distributed harness at W = 8 and W = 12 (the default tier's ctest runs
-# W = 2, 4 and 6): one pass or one failure.
+# W = 2, 4 and 6), and its step check's nightly runs (W = 16, and
+# interleaving at W = 8): one pass or one failure.
 distributed_w8() {
   if DCPSCHED_NIGHTLY_DISTRIBUTED=1 PYTHONPATH=$root/ci-release/python PYTHONDONTWRITEBYTECODE=1 \
-     /usr/bin/python3 -m pytest -q -p no:cacheprovider -k "w8 or w12" python/tests/test_distributed.py; then
+     /usr/bin/python3 -m pytest -q -p no:cacheprovider -k "w8 or w12 or nightly" \
+     python/tests/test_distributed.py python/tests/test_distributed_step.py; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
