@@ -89,11 +89,13 @@ class RunCursor {
 enum class SyncMode {
   // All start together, when the last of them can, and end together.
   kTogether,
-  // Ranks without samples, in no EP group: each goes on alone, in no time.
+  // Ranks without samples: each goes on alone, in no time. (Ranks without
+  // samples that fill whole EP groups are alone too: every set under
+  // expert parallelism is a union of EP groups, so by induction over the
+  // ops the ranks of an EP group are always free at the same time and have
+  // their inputs at the same time, and starting one of them alone is
+  // starting the group together.)
   kAlone,
-  // Ranks without samples filling whole EP groups: each EP group starts
-  // together and takes no time.
-  kExpertBlocks,
 };
 
 // Ranks [first_rank, end_rank) of one microbatch, which its groups
@@ -122,7 +124,7 @@ std::vector<SyncSet> GroupSets(const TimedMicrobatch& microbatch) {
 // group and every group with samples they touch. A set ends on a multiple
 // of E (EP groups tile [0, G)) that no group with samples straddles; a
 // group without samples may be cut there, and the whole EP groups inside
-// it form sets of their own.
+// it go on alone (SyncMode::kAlone says why that is lockstep).
 std::vector<SyncSet> ExpertSets(const TimedMicrobatch& microbatch, std::int64_t expert_size) {
   std::vector<SyncSet> sets;
   std::int64_t open_rank = 0;
@@ -145,8 +147,7 @@ std::vector<SyncSet> ExpertSets(const TimedMicrobatch& microbatch, std::int64_t 
       sets.push_back({open_rank, first_cut, open_group, g + 1, SyncMode::kTogether});
     }
     if (last_cut > first_cut) {
-      sets.push_back({first_cut, last_cut, g, g + 1,
-                      expert_size == 1 ? SyncMode::kAlone : SyncMode::kExpertBlocks});
+      sets.push_back({first_cut, last_cut, g, g + 1, SyncMode::kAlone});
     }
     open_rank = last_cut;
     open_group = last_cut == end ? g + 1 : g;
@@ -174,14 +175,14 @@ struct OpTimes {
 OpTimes TimeOps(absl::Span<const TimedMicrobatch> microbatches,
                 const RuntimeConfig& config) {
   const double layers = static_cast<double>(config.layers_per_stage);
-  const std::int64_t chunks = config.pipeline.virtual_stages;
+  const double chunks_divisor = static_cast<double>(config.pipeline.virtual_stages);
   OpTimes times;
   for (const TimedMicrobatch& microbatch : microbatches) {
     std::vector<double>& forward = times.forward.emplace_back();
     std::vector<double>& backward = times.backward.emplace_back();
     for (const TimedGroup& group : microbatch.groups) {
-      double d = group.holds_samples ? layers * group.seconds : 0.0;
-      if (chunks > 1) d /= static_cast<double>(chunks);
+      // At V = 1 the quotient is exact.
+      const double d = group.holds_samples ? layers * group.seconds / chunks_divisor : 0.0;
       const double f = config.pipeline.stages == 1 ? d : d * config.forward_share;
       forward.push_back(f);
       backward.push_back(d - f);
@@ -192,9 +193,9 @@ OpTimes TimeOps(absl::Span<const TimedMicrobatch> microbatches,
 
 // Runs op (microbatch m, forward or backward) on a pipeline rank whose
 // ranks are free at `ready` and have the op's input at `input`; returns
-// when each rank's op ends. E is the EP group size (for kExpertBlocks).
+// when each rank's op ends.
 RankTimes RunOp(const std::vector<SyncSet>& sets, const std::vector<double>& op_seconds,
-                std::int64_t expert_size, const RankTimes& ready, const RankTimes& input) {
+                const RankTimes& ready, const RankTimes& input) {
   const RankTimes earliest = PointwiseMax(ready, input);
   RunCursor cursor(earliest);
   RankTimes finish;
@@ -202,10 +203,6 @@ RankTimes RunOp(const std::vector<SyncSet>& sets, const std::vector<double>& op_
   for (const SyncSet& set : sets) {
     if (set.mode == SyncMode::kAlone) {
       cursor.CopyOver(set.first_rank, set.end_rank, finish);
-    } else if (set.mode == SyncMode::kExpertBlocks) {
-      for (std::int64_t first = set.first_rank; first < set.end_rank; first += expert_size) {
-        finish.push_back({first + expert_size, cursor.MaxOver(first, first + expert_size)});
-      }
     } else {
       double seconds = 0.0;
       for (std::size_t g = set.first_group; g < set.end_group; ++g) {
@@ -276,9 +273,8 @@ std::vector<double> SegmentWork(const Segments& segments, const OpTimes& times,
       work[s] += times.forward[m][g] + times.backward[m][g];
     }
   }
-  if (virtual_stages > 1) {
-    for (double& segment_work : work) segment_work *= static_cast<double>(virtual_stages);
-  }
+  // At V = 1 the product is exact.
+  for (double& segment_work : work) segment_work *= static_cast<double>(virtual_stages);
   return work;
 }
 
@@ -446,8 +442,8 @@ RuntimeStep DevStep(std::int64_t total_gpus, absl::Span<const TimedMicrobatch> m
         std::optional<RankTimes> input = TakeOpInput(op, p, shape, total_gpus, ends);
         if (!input.has_value()) break;
         const std::size_t m = static_cast<std::size_t>(op.microbatch);
-        ready[pi] = RunOp(sets[m], op.forward ? times.forward[m] : times.backward[m],
-                          config.expert_parallel_size.value_or(1), ready[pi], *input);
+        ready[pi] = RunOp(sets[m], op.forward ? times.forward[m] : times.backward[m], ready[pi],
+                          *input);
         ends.Record(op.forward, op.chunk * shape.stages + p, op.microbatch, ready[pi]);
         progress = true;
       }
