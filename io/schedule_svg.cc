@@ -338,7 +338,7 @@ class SvgPainter {
     }
     if (in_time_) {
       return absl::StrFormat(
-          "%s: %d microbatches, step %.3f ms, GPU efficiency %.4f", name,
+          "%s: %d microbatches, barrier step %.3f ms, GPU efficiency %.4f", name,
           run_.quality.microbatch_count, run_.quality.critical_path_work,
           run_.quality.balance_efficiency);
     }
