@@ -27,14 +27,14 @@ namespace {
 constexpr std::int64_t kMaxStageOps = std::int64_t{1} << 22;
 
 // Ranks [previous run's end, end) share `seconds`.
-struct Run {
+struct TimeRun {
   std::int64_t end = 0;
   double seconds = 0.0;
 };
 
 // A time for every rank of [0, G), as runs in rank order; the last run
 // ends at G.
-using RankTimes = std::vector<Run>;
+using RankTimes = std::vector<TimeRun>;
 
 // Pointwise max(a, b) of two RankTimes of the same G.
 RankTimes PointwiseMax(const RankTimes& a, const RankTimes& b) {
@@ -282,7 +282,7 @@ std::vector<double> SegmentWork(const Segments& segments, const OpTimes& times,
 std::vector<double> PerRank(const RankTimes& times, std::int64_t total_gpus) {
   std::vector<double> per_rank;
   per_rank.reserve(static_cast<std::size_t>(total_gpus));
-  for (const Run& run : times) {
+  for (const TimeRun& run : times) {
     per_rank.resize(static_cast<std::size_t>(run.end), run.seconds);
   }
   return per_rank;
@@ -452,7 +452,7 @@ RuntimeStep DevStep(std::int64_t total_gpus, absl::Span<const TimedMicrobatch> m
   RankTimes finish = idle;
   for (const RankTimes& stage_ends : ready) finish = PointwiseMax(finish, stage_ends);
   RuntimeStep step;
-  for (const Run& run : finish) step.step_seconds = std::max(step.step_seconds, run.seconds);
+  for (const TimeRun& run : finish) step.step_seconds = std::max(step.step_seconds, run.seconds);
   step.rank_finish_seconds = PerRank(finish, total_gpus);
   const std::vector<double> work = SegmentWork(segments, times, shape.virtual_stages);
   for (const double segment_work : work) {
