@@ -89,10 +89,13 @@ def cli_program():
 def test_the_runtime_is_the_json_documents_quality_runtime(flags, keywords):
     """The CLI's `schedule --format json` run document and schedule_time of
     its schedule give the same object, bit for bit."""
+    # The program links its own sanitizer runtime: the module's preloaded one
+    # (the sanitized build's LD_PRELOAD) must not reach it.
+    environment = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     result = subprocess.run(
         [str(cli_program()), "schedule", "--samples", "48", "--format", "json",
          "--cost-profile", "h200-llama3-8b", *flags],
-        capture_output=True, text=True, check=True)
+        capture_output=True, text=True, check=True, env=environment)
     document = json.loads(result.stdout)
     total = document["parameters"]["total_gpus"]
     schedule = []
