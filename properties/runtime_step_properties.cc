@@ -178,9 +178,11 @@ RC_GTEST_PROP(RuntimeStepProperties, SimulateRuntimeStepIsTheOraclesStep, ()) {
   AssertMatchesTheOracle(SimulateRuntimeStep(total_gpus, microbatches, config), reference);
 }
 
-// On packing_aware's schedules measured by a generated profile.
+// On packing_aware's schedules of problems that need several CP sizes (G
+// 2-16, some up to 64: the oracle is rank by rank), measured by a generated
+// profile.
 RC_GTEST_PROP(RuntimeStepProperties, MeasureRuntimeStepIsTheOraclesStep, ()) {
-  const DynamicCpProblem problem = *GenValidProblem();
+  const DynamicCpProblem problem = *GenMixedCpSizeProblem();
   const CostProfile profile = *GenCostProfile();
   const absl::StatusOr<CompactSchedule> schedule =
       ScheduleDynamicCpCompact(problem.samples, problem.options);
