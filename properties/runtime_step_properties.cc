@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -178,20 +179,34 @@ RC_GTEST_PROP(RuntimeStepProperties, SimulateRuntimeStepIsTheOraclesStep, ()) {
   AssertMatchesTheOracle(SimulateRuntimeStep(total_gpus, microbatches, config), reference);
 }
 
+// packing_aware's schedule of `problem` (a case without one is discarded)
+// and its times by `profile`.
+struct TimedSchedule {
+  CompactSchedule schedule;
+  ScheduleTime time;
+};
+
+TimedSchedule PackingAwareTimed(const DynamicCpProblem& problem, const CostProfile& profile) {
+  absl::StatusOr<CompactSchedule> schedule =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  // Two preconditions: RC_PRE's captured && evaluates both sides.
+  RC_PRE(schedule.ok());
+  RC_PRE(!schedule->microbatches.empty());
+  absl::StatusOr<ScheduleTime> time =
+      MeasureScheduleTime(problem.samples, *schedule, profile, GpuTimeOptions{});
+  RC_ASSERT(time.ok());
+  return {*std::move(schedule), *std::move(time)};
+}
+
 // On packing_aware's schedules of problems that need several CP sizes (G
 // 2-16, some up to 64: the oracle is rank by rank), measured by a generated
 // profile.
 RC_GTEST_PROP(RuntimeStepProperties, MeasureRuntimeStepIsTheOraclesStep, ()) {
   const DynamicCpProblem problem = *GenMixedCpSizeProblem();
   const CostProfile profile = *GenCostProfile();
-  const absl::StatusOr<CompactSchedule> schedule =
-      ScheduleDynamicCpCompact(problem.samples, problem.options);
-  // Two preconditions: RC_PRE's captured && evaluates both sides.
-  RC_PRE(schedule.ok());
-  RC_PRE(!schedule->microbatches.empty());
-  const absl::StatusOr<ScheduleTime> time =
-      MeasureScheduleTime(problem.samples, *schedule, profile, GpuTimeOptions{});
-  RC_ASSERT(time.ok());
+  const TimedSchedule timed = PackingAwareTimed(problem, profile);
+  const CompactSchedule* schedule = &timed.schedule;
+  const ScheduleTime* time = &timed.time;
   const RuntimeConfig config = *GenRuntimeConfig(problem.options.total_gpus);
   const absl::StatusOr<Schedule> per_rank = ExpandSchedule(*schedule);
   RC_ASSERT(per_rank.ok());
@@ -213,14 +228,9 @@ RC_GTEST_PROP(RuntimeStepProperties, MeasureRuntimeStepIsTheOraclesStep, ()) {
 RC_GTEST_PROP(RuntimeStepProperties, LegacyStepIsTheBarrierModelsBitForBit, ()) {
   const DynamicCpProblem problem = *GenValidProblem();
   const CostProfile profile = *rc::gen::arbitrary<bool>() ? *GenCostProfile() : ShippedProfile();
-  const absl::StatusOr<CompactSchedule> schedule =
-      ScheduleDynamicCpCompact(problem.samples, problem.options);
-  // Two preconditions: RC_PRE's captured && evaluates both sides.
-  RC_PRE(schedule.ok());
-  RC_PRE(!schedule->microbatches.empty());
-  const absl::StatusOr<ScheduleTime> time =
-      MeasureScheduleTime(problem.samples, *schedule, profile, GpuTimeOptions{});
-  RC_ASSERT(time.ok());
+  const TimedSchedule timed = PackingAwareTimed(problem, profile);
+  const CompactSchedule* schedule = &timed.schedule;
+  const ScheduleTime* time = &timed.time;
   RuntimeConfig legacy;
   legacy.path = RuntimePath::kLegacy;
   const absl::StatusOr<RuntimeStep> step = MeasureRuntimeStep(*schedule, *time, legacy);
