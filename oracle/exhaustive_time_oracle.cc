@@ -44,30 +44,27 @@ std::vector<Run> RunsOf(std::int64_t len, const DynamicCpOptions& options) {
   return runs;
 }
 
-// The fastest placement of the samples `members` (input order) as one
+// Every runnable placement of the samples `members` (input order) as one
 // microbatch, by trying every combination of their runs.
-class MicrobatchSearch {
+class PlacementSearch {
  public:
-  MicrobatchSearch(absl::Span<const Sample> samples, std::vector<std::size_t> members,
-                   const DynamicCpOptions& options, const ReferenceCostTables& tables)
-      : samples_(samples), members_(std::move(members)), options_(options),
-        tables_(tables),
+  PlacementSearch(absl::Span<const Sample> samples, absl::Span<const std::size_t> members,
+                  const DynamicCpOptions& options)
+      : samples_(samples), members_(members), options_(options),
         tokens_(static_cast<std::size_t>(options.total_gpus), 0.0),
         counts_(static_cast<std::size_t>(options.total_gpus), 0) {
     for (const std::size_t i : members_) runs_.push_back(RunsOf(samples_[i].len, options));
   }
 
-  // The least seconds and its microbatch, or nothing when none is valid.
-  std::optional<std::pair<double, Microbatch>> Best(std::int64_t& enumerated) {
-    Place(0, enumerated);
-    if (best_seconds_ == kNone) return std::nullopt;
-    return std::make_pair(best_seconds_, best_);
+  std::vector<Microbatch> All() {
+    Place(0);
+    return std::move(found_);
   }
 
  private:
-  void Place(std::size_t depth, std::int64_t& enumerated) {
+  void Place(std::size_t depth) {
     if (depth == members_.size()) {
-      Evaluate(enumerated);
+      Record();
       return;
     }
     const std::int64_t len = samples_[members_[depth]].len;
@@ -83,7 +80,7 @@ class MicrobatchSearch {
         ++counts_[static_cast<std::size_t>(r)];
       }
       chosen_.push_back(run);
-      Place(depth + 1, enumerated);
+      Place(depth + 1);
       chosen_.pop_back();
       tokens_ = saved;
       for (std::int64_t r = run.first; r < run.first + run.size; ++r) {
@@ -107,7 +104,8 @@ class MicrobatchSearch {
     return true;
   }
 
-  void Evaluate(std::int64_t& enumerated) {
+  // Keeps the chosen runs as a microbatch unless they leave a rank empty.
+  void Record() {
     Microbatch microbatch;
     microbatch.rank_ids.resize(static_cast<std::size_t>(options_.total_gpus));
     for (std::size_t k = 0; k < members_.size(); ++k) {
@@ -118,29 +116,48 @@ class MicrobatchSearch {
     for (const std::vector<SampleId>& ids : microbatch.rank_ids) {
       if (ids.empty()) return;
     }
-    ++enumerated;
-    const absl::StatusOr<std::vector<double>> seconds =
-        ReferenceMicrobatchSeconds(samples_, Schedule{{microbatch}}, tables_);
-    if (!seconds.ok() || seconds->size() != 1) return;
-    if ((*seconds)[0] < best_seconds_) {
-      best_seconds_ = (*seconds)[0];
-      best_ = std::move(microbatch);
-    }
+    found_.push_back(std::move(microbatch));
   }
 
   absl::Span<const Sample> samples_;
-  std::vector<std::size_t> members_;
+  absl::Span<const std::size_t> members_;
   const DynamicCpOptions& options_;
-  const ReferenceCostTables& tables_;
   std::vector<std::vector<Run>> runs_;
   std::vector<Run> chosen_;
   std::vector<double> tokens_;
   std::vector<std::int64_t> counts_;
-  double best_seconds_ = kNone;
-  Microbatch best_;
+  std::vector<Microbatch> found_;
 };
 
+// The fastest of the runnable placements of `members` as one microbatch
+// (the first of the least seconds), or nothing when none is runnable.
+std::optional<std::pair<double, Microbatch>> FastestMicrobatch(
+    absl::Span<const Sample> samples, absl::Span<const std::size_t> members,
+    const DynamicCpOptions& options, const ReferenceCostTables& tables,
+    std::int64_t& enumerated) {
+  double best_seconds = kNone;
+  Microbatch best;
+  for (Microbatch& microbatch : RunnableMicrobatches(samples, members, options)) {
+    ++enumerated;
+    const absl::StatusOr<std::vector<double>> seconds =
+        ReferenceMicrobatchSeconds(samples, Schedule{{microbatch}}, tables);
+    if (!seconds.ok() || seconds->size() != 1) continue;
+    if ((*seconds)[0] < best_seconds) {
+      best_seconds = (*seconds)[0];
+      best = std::move(microbatch);
+    }
+  }
+  if (best_seconds == kNone) return std::nullopt;
+  return std::make_pair(best_seconds, std::move(best));
+}
+
 }  // namespace
+
+std::vector<Microbatch> RunnableMicrobatches(absl::Span<const Sample> samples,
+                                             absl::Span<const std::size_t> members,
+                                             const DynamicCpOptions& options) {
+  return PlacementSearch(samples, members, options).All();
+}
 
 absl::StatusOr<TimeOptimum> ExhaustiveFastestSchedule(absl::Span<const Sample> samples,
                                                       const DynamicCpOptions& options,
@@ -165,8 +182,8 @@ absl::StatusOr<TimeOptimum> ExhaustiveFastestSchedule(absl::Span<const Sample> s
     for (std::size_t i = 0; i < samples.size(); ++i) {
       if (mask >> i & 1) members.push_back(i);
     }
-    MicrobatchSearch search(samples, std::move(members), options, tables);
-    if (auto best = search.Best(optimum.placements_enumerated)) {
+    if (auto best = FastestMicrobatch(samples, members, options, tables,
+                                      optimum.placements_enumerated)) {
       alone[mask] = best->first;
       alone_microbatch[mask] = std::move(best->second);
     }

@@ -31,7 +31,9 @@
 #ifndef DCPSCHED_ORACLE_EXHAUSTIVE_TIME_ORACLE_H_
 #define DCPSCHED_ORACLE_EXHAUSTIVE_TIME_ORACLE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -53,6 +55,19 @@ struct TimeOptimum {
   // How many single-microbatch placements were valid (for sanity tests).
   std::int64_t placements_enumerated = 0;
 };
+
+// Every placement of the samples samples[members] (indices in increasing
+// order) as one microbatch of options.total_gpus ranks that keeps the rules
+// above that concern one microbatch: runs, nesting, no empty rank, token
+// budget, max_num_seqs. Each rank lists its ids in input order. The order
+// is fixed: the first member's runs vary slowest, each sample's runs in
+// increasing size and then first rank, all G ranks last. Empty when none
+// keeps them. Shared with the runtime oracle
+// (exhaustive_runtime_oracle.h); for validated input within the limits
+// above.
+std::vector<Microbatch> RunnableMicrobatches(absl::Span<const Sample> samples,
+                                             absl::Span<const std::size_t> members,
+                                             const DynamicCpOptions& options);
 
 // The fastest runnable schedule of `samples`. InvalidArgument for input
 // outside the specification's limits or larger than the limits above;
