@@ -24,7 +24,9 @@
 #include "core/gpu_time.h"
 #include "core/packing_aware.h"
 #include "core/runtime_groups.h"
+#include "core/runtime_step.h"
 #include "core/sample_costs.h"
+#include "core/step_arrangement.h"
 #include "core/types.h"
 #include "core/validate.h"
 
@@ -104,14 +106,35 @@ BestPlan PlanOverTargets(SampleCosts& costs) {
   return best;
 }
 
-std::string Milliseconds(double seconds) {
-  return absl::StrFormat("%.3f ms", seconds * 1e3);
+// The per-rank token budgets it plans at, as fractions of
+// max_seq_len_per_rank, largest first: a smaller budget makes more, smaller
+// microbatches, which shortens a pipeline's fill and drain. Without
+// pipelining more microbatches only add per-microbatch costs, so there it
+// plans at the full budget alone.
+constexpr std::pair<int, int> kBudgetFractions[] = {
+    {1, 1}, {7, 8}, {3, 4}, {5, 8}, {1, 2}, {7, 16}, {3, 8}, {5, 16}, {1, 4}, {3, 16}, {1, 8}};
+
+std::vector<std::int64_t> TokenBudgets(std::int64_t max_seq_len_per_rank,
+                                       const RuntimeConfig& runtime) {
+  std::vector<std::int64_t> budgets;
+  for (const auto& [numerator, denominator] : kBudgetFractions) {
+    const std::int64_t budget = max_seq_len_per_rank * numerator / denominator;
+    if (budget < 1 || (!budgets.empty() && budgets.back() == budget)) continue;
+    budgets.push_back(budget);
+    if (runtime.pipeline.stages == 1) break;
+  }
+  return budgets;
 }
 
-double StepSeconds(absl::Span<const Sample> samples, const CompactSchedule& schedule,
-                   const CostProfile& profile) {
-  const absl::StatusOr<double> seconds = MeasureStepSeconds(samples, schedule, profile);
-  return seconds.ok() ? *seconds : std::numeric_limits<double>::infinity();
+// A microbatch count `shape` can run whenever the shape itself is valid:
+// 0 without interleaving, one group of N (P where N is 0) with it.
+std::int64_t AnyRunnableMicrobatchCount(const PipelineShape& shape) {
+  if (shape.virtual_stages <= 1) return 0;
+  return shape.microbatch_group_size == 0 ? shape.stages : shape.microbatch_group_size;
+}
+
+std::string Milliseconds(double seconds) {
+  return absl::StrFormat("%.3f ms", seconds * 1e3);
 }
 
 // Packing-aware's schedule where Megatron-LM's runtime can run it; otherwise
@@ -125,6 +148,103 @@ absl::StatusOr<CompactSchedule> RunnableUpstream(absl::Span<const Sample> sample
     return runnable;
   }
   return upstream;
+}
+
+// The planner's schedule at the per-rank token budget of `options`: the
+// fastest plan over the targets, or the fallback over microbatch counts;
+// why not where neither has one.
+absl::StatusOr<CompactSchedule> PlannedSchedule(absl::Span<const Sample> samples,
+                                                const DynamicCpOptions& options,
+                                                const CostProfile& profile) {
+  SampleCosts costs(samples, options, profile);
+  BestPlan best = PlanOverTargets(costs);
+  if (!best.plan.has_value()) best.plan = PlanOverMicrobatchCounts(costs);
+  if (!best.plan.has_value()) return best.last_error;
+  CompactSchedule schedule = PlanToCompact(costs, *best.plan);
+  if (absl::Status own_check = CheckSchedulerOutputRunnable(schedule, options, "cost-aware");
+      !own_check.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "cost_aware planned a schedule it should not have: ", own_check.message()));
+  }
+  return schedule;
+}
+
+// One schedule the scheduler may return, arranged for the runtime.
+struct Candidate {
+  CompactSchedule schedule;
+  CostAwareSource source = CostAwareSource::kPlanned;
+  std::int64_t token_budget = 0;
+  RuntimeStep step;
+};
+
+// The fastest candidate so far, the first on ties; the last reason one was
+// refused.
+struct BestCandidate {
+  std::optional<Candidate> candidate;
+  absl::Status last_error = absl::OkStatus();
+  // Packing-aware's schedule at the full budget, as it returns it.
+  std::optional<RuntimeStep> packing_aware_step;
+
+  // `schedule`, packed under `token_budget`, for a problem of `options`.
+  void Consider(absl::Span<const Sample> samples, const DynamicCpOptions& options,
+                const CostProfile& profile, const RuntimeConfig& runtime,
+                absl::StatusOr<CompactSchedule> schedule, CostAwareSource source,
+                std::int64_t token_budget, bool is_packing_aware_as_returned) {
+    if (!schedule.ok()) {
+      last_error = schedule.status();
+      return;
+    }
+    absl::StatusOr<ScheduleTime> time =
+        MeasureScheduleTimeWithoutBound(samples, *schedule, profile);
+    if (!time.ok()) {
+      last_error = time.status();
+      return;
+    }
+    if (is_packing_aware_as_returned) {
+      absl::StatusOr<RuntimeStep> as_returned = MeasureRuntimeStep(*schedule, *time, runtime);
+      if (as_returned.ok()) packing_aware_step = *as_returned;
+    }
+    absl::StatusOr<ArrangedSchedule> arranged =
+        ArrangeForRuntimeStep(*schedule, *time, options.total_gpus, runtime);
+    if (!arranged.ok()) {
+      last_error = arranged.status();
+      return;
+    }
+    if (candidate.has_value() &&
+        arranged->step.step_seconds >= candidate->step.step_seconds) {
+      return;
+    }
+    candidate = Candidate{std::move(arranged->schedule), source, token_budget,
+                          std::move(arranged->step)};
+  }
+};
+
+int CountMicrobatches(const CompactSchedule& schedule) {
+  return static_cast<int>(schedule.microbatches.size());
+}
+
+// Why this schedule: what it traded against packing-aware's.
+std::string Reason(const Candidate& chosen, const DynamicCpOptions& options,
+                   const std::optional<RuntimeStep>& packing_aware_step,
+                   const absl::Status& packing_aware_status, bool compared) {
+  std::string reason = absl::StrCat(
+      CostAwareSourceName(chosen.source), ": ", CountMicrobatches(chosen.schedule),
+      " microbatches");
+  if (chosen.token_budget < options.max_seq_len_per_rank) {
+    absl::StrAppend(&reason, " at ", chosen.token_budget, " tokens per rank");
+  }
+  absl::StrAppend(&reason, ", step ", Milliseconds(chosen.step.step_seconds), " (bubble ",
+                  Milliseconds(chosen.step.bubble_seconds), ")");
+  if (!compared) return absl::StrCat(reason, " (packing-aware not compared)");
+  if (!packing_aware_status.ok()) {
+    return absl::StrCat(reason, "; packing-aware has no runnable schedule here (",
+                        packing_aware_status.message(), ")");
+  }
+  if (!packing_aware_step.has_value()) {
+    return absl::StrCat(reason, "; the runtime cannot run packing-aware's schedule");
+  }
+  return absl::StrCat(reason, " against packing-aware's ",
+                      Milliseconds(packing_aware_step->step_seconds));
 }
 
 }  // namespace
@@ -147,7 +267,16 @@ absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> sampl
     return status;
   }
   if (absl::Status status = ValidateCostProfile(profile); !status.ok()) return status;
-  if (samples.empty()) return CostAwareResult{.reason = "planned: no samples"};
+  const RuntimeConfig& runtime = cost_aware.runtime;
+  if (absl::Status status = CheckRuntimeConfig(runtime, options.total_gpus,
+                                               AnyRunnableMicrobatchCount(runtime.pipeline));
+      !status.ok()) {
+    return status;
+  }
+  if (samples.empty()) {
+    return CostAwareResult{.reason = "planned: no samples",
+                           .token_budget = options.max_seq_len_per_rank};
+  }
   const std::int64_t vpp = MicrobatchCountMultiple(options);
   if (static_cast<std::int64_t>(samples.size()) < vpp) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -156,60 +285,47 @@ absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> sampl
         vpp, " samples or a smaller vpp_group"));
   }
 
-  SampleCosts costs(samples, options, profile);
-  BestPlan best = PlanOverTargets(costs);
-  if (!best.plan.has_value()) best.plan = PlanOverMicrobatchCounts(costs);
-  absl::StatusOr<CompactSchedule> upstream =
+  BestCandidate best;
+  const absl::StatusOr<CompactSchedule> upstream =
       cost_aware.keep_packing_aware_if_faster
           ? RunnableUpstream(samples, options)
           : absl::UnavailableError("packing-aware not compared");
-  if (!best.plan.has_value() && !upstream.ok()) {
+  for (const std::int64_t budget : TokenBudgets(options.max_seq_len_per_rank, runtime)) {
+    DynamicCpOptions budget_options = options;
+    budget_options.max_seq_len_per_rank = budget;
+    if (!ValidateDynamicCpProblem(samples, budget_options).ok()) continue;
+    const bool full = budget == options.max_seq_len_per_rank;
+    if (cost_aware.keep_packing_aware_if_faster) {
+      best.Consider(samples, options, profile, runtime,
+                    full ? upstream : RunnableUpstream(samples, budget_options),
+                    CostAwareSource::kPackingAware, budget, full);
+    }
+    best.Consider(samples, options, profile, runtime,
+                  PlannedSchedule(samples, budget_options, profile), CostAwareSource::kPlanned,
+                  budget, false);
+  }
+  if (!best.candidate.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "cost_aware found no schedule of ", samples.size(),
-        " samples whose microbatch count is a multiple of vpp_group=", vpp, " (",
-        best.last_error.message(),
+        "cost_aware found no schedule of ", samples.size(), " samples that the ",
+        DescribeRuntime(runtime), " can run with a microbatch count that is a multiple of "
+        "vpp_group=", vpp, " (", best.last_error.message(),
         "): the token budget, max_num_seqs and the runtime's CP groups at total_gpus=",
         options.total_gpus, " (", RuntimeGroupSizes(options),
         ") leave too few ways to split them; use a smaller vpp_group, a larger "
         "max_num_seqs or more samples"));
   }
+  Candidate& chosen = *best.candidate;
   CostAwareResult result;
-  if (best.plan.has_value()) {
-    result.schedule = PlanToCompact(costs, *best.plan);
-    if (absl::Status own_check =
-            CheckSchedulerOutputRunnable(result.schedule, options, "cost-aware");
-        !own_check.ok()) {
-      return absl::InternalError(absl::StrCat(
-          "cost_aware planned a schedule it should not have: ", own_check.message()));
-    }
-    result.step_seconds = StepSeconds(samples, result.schedule, profile);
+  result.reason = Reason(chosen, options, best.packing_aware_step, upstream.status(),
+                         cost_aware.keep_packing_aware_if_faster);
+  result.source = chosen.source;
+  result.step_seconds = chosen.step.step_seconds;
+  if (best.packing_aware_step.has_value()) {
+    result.packing_aware_step_seconds = best.packing_aware_step->step_seconds;
   }
-  if (!upstream.ok()) {
-    result.reason = absl::StrCat(
-        "planned: ", Milliseconds(result.step_seconds),
-        cost_aware.keep_packing_aware_if_faster
-            ? absl::StrCat("; packing-aware has no runnable schedule here (",
-                           upstream.status().message(), ")")
-            : " (packing-aware not compared)");
-    return result;
-  }
-  const double upstream_seconds = StepSeconds(samples, *upstream, profile);
-  result.packing_aware_step_seconds = upstream_seconds;
-  if (!best.plan.has_value() || upstream_seconds <= result.step_seconds) {
-    result.reason =
-        best.plan.has_value()
-            ? absl::StrCat("packing_aware: its ", Milliseconds(upstream_seconds),
-                           " is not slower than the plan's ",
-                           Milliseconds(result.step_seconds))
-            : absl::StrCat("packing_aware: ", Milliseconds(upstream_seconds),
-                           "; no plan reached a multiple of vpp_group=", vpp);
-    result.schedule = *std::move(upstream);
-    result.source = CostAwareSource::kPackingAware;
-    result.step_seconds = upstream_seconds;
-    return result;
-  }
-  result.reason = absl::StrCat("planned: ", Milliseconds(result.step_seconds),
-                               " against packing-aware's ", Milliseconds(upstream_seconds));
+  result.token_budget = chosen.token_budget;
+  result.runtime_step = std::move(chosen.step);
+  result.schedule = std::move(chosen.schedule);
   return result;
 }
 

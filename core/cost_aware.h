@@ -54,6 +54,7 @@
 #ifndef DCPSCHED_CORE_COST_AWARE_H_
 #define DCPSCHED_CORE_COST_AWARE_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -62,11 +63,15 @@
 #include "absl/types/span.h"
 #include "core/compact_schedule.h"
 #include "core/cost_profile.h"
+#include "core/runtime_step.h"
 #include "core/types.h"
 
 namespace dcpsched {
 
 struct CostAwareOptions {
+  // The runtime whose step it minimises (core/runtime_step.h): by default
+  // Megatron-LM dev's, without pipelining.
+  RuntimeConfig runtime;
   // Also run packing-aware and keep its schedule where it is runnable and
   // not slower. Off only to study the planner alone: the guarantee of never
   // being slower than packing-aware then no longer holds.
@@ -88,9 +93,15 @@ struct CostAwareResult {
   // One line: why this schedule, e.g. "planned: 412.3 ms against
   // packing-aware's 451.0 ms", or why packing-aware's could not be used.
   std::string reason;
-  // The schedule's step time under the profile.
+  // The schedule's step under the profile and the runtime.
   double step_seconds = 0.0;
-  // Packing-aware's step time, where its schedule is runnable.
+  // The same step in full: each rank's finish, the bubble and the bound.
+  RuntimeStep runtime_step;
+  // The per-rank token budget its microbatches were packed under: at most
+  // max_seq_len_per_rank.
+  std::int64_t token_budget = 0;
+  // Packing-aware's step under the same runtime, for its schedule as it
+  // returns it, where that schedule is runnable.
   std::optional<double> packing_aware_step_seconds;
 };
 

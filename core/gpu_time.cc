@@ -210,13 +210,11 @@ absl::StatusOr<ScheduleTime> MeasureMicrobatches(absl::Span<const Sample> sample
 
 }  // namespace
 
-absl::StatusOr<double> MeasureStepSeconds(absl::Span<const Sample> samples,
-                                          const CompactSchedule& schedule,
-                                          const CostProfile& profile) {
+absl::StatusOr<ScheduleTime> MeasureScheduleTimeWithoutBound(absl::Span<const Sample> samples,
+                                                             const CompactSchedule& schedule,
+                                                             const CostProfile& profile) {
   std::int64_t total_gpus = 0;
-  absl::StatusOr<ScheduleTime> time = MeasureMicrobatches(samples, schedule, profile, total_gpus);
-  if (!time.ok()) return time.status();
-  return time->step_seconds;
+  return MeasureMicrobatches(samples, schedule, profile, total_gpus);
 }
 
 absl::StatusOr<ScheduleTime> MeasureScheduleTime(

@@ -94,12 +94,13 @@ absl::StatusOr<ScheduleTime> MeasureScheduleTime(
     absl::Span<const Sample> samples, const CompactSchedule& schedule,
     const CostProfile& profile, const GpuTimeOptions& options);
 
-// MeasureScheduleTime(...).step_seconds alone, the same bit for bit and
-// with the same errors, without the bound's pass over the samples: what a
-// scheduler comparing candidate schedules needs.
-absl::StatusOr<double> MeasureStepSeconds(absl::Span<const Sample> samples,
-                                          const CompactSchedule& schedule,
-                                          const CostProfile& profile);
+// MeasureScheduleTime without the bound's pass over the samples (its
+// bound_seconds and gpu_efficiency stay 0), the rest the same bit for bit
+// and with the same errors: what a scheduler comparing candidate schedules
+// needs.
+absl::StatusOr<ScheduleTime> MeasureScheduleTimeWithoutBound(absl::Span<const Sample> samples,
+                                                             const CompactSchedule& schedule,
+                                                             const CostProfile& profile);
 
 // The same for a per-rank schedule, measured as CompactFromRanks(schedule).
 absl::StatusOr<ScheduleTime> MeasureScheduleTime(

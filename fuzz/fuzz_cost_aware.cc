@@ -6,26 +6,32 @@
 // (the last choice) a small profile of curves read from the remaining bytes,
 // valid but not monotone. An exhausted input reads as the first shipped
 // profile, so every fuzz_packing_aware input is a fuzz_cost_aware input too.
-// ScheduleCostAware must fail exactly as docs/specification.md prescribes
-// (InvalidArgument where the problem is outside "Valid input", judged by
-// IsValidBySpec; otherwise FailedPrecondition at most), and on success:
-// its schedule keeps every invariant the checker knows but the work cap (5),
-// runtime groups (11) included; its step time is what MeasureScheduleTime
-// says, no less than the bound, and no more than packing-aware's where that
-// one is runnable; and a second call returns the same schedule.
-//
 // Then the rest of the input decodes to a runtime (core/runtime_step.h: P,
 // V, group size, layers, forward share, EP size, path; exhausted, dev
-// without pipelining), and packing-aware's schedule and cost_aware's are
-// stepped on it: MeasureRuntimeStep refuses exactly what CheckRuntimeConfig
-// refuses for their microbatch counts, with InvalidArgument; otherwise
-// busiest work <= bound <= step (up to rounding at P > 1), without
-// pipelining the step is at most the barrier model's, and the legacy step
-// of one layer is MeasureScheduleTime's bit for bit.
+// without pipelining), which cost_aware schedules for.
+//
+// ScheduleCostAware must fail exactly as docs/specification.md prescribes
+// (InvalidArgument where the problem is outside "Valid input", judged by
+// IsValidBySpec, or where the runtime can run no microbatch count, with
+// CheckRuntimeConfig's error; otherwise FailedPrecondition at most), and on
+// success: its schedule keeps every invariant the checker knows but the work
+// cap (5), runtime groups (11) included; the runtime runs its microbatch
+// count; its step is what the runtime step model says, no less than the
+// model's bound, and no more than packing-aware's on the same runtime where
+// that one is runnable there; its barrier time is no less than the barrier
+// bound; and a second call returns the same schedule.
+//
+// Then packing-aware's schedule and cost_aware's are stepped on the runtime:
+// MeasureRuntimeStep refuses exactly what CheckRuntimeConfig refuses for
+// their microbatch counts, with InvalidArgument; otherwise busiest work <=
+// bound <= step (up to rounding at P > 1), without pipelining the step is
+// at most the barrier model's, and the legacy step of one layer is
+// MeasureScheduleTime's bit for bit.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -84,65 +90,6 @@ CostProfile DecodeProfile(FuzzedDataProvider& data) {
   return profile;
 }
 
-double StepSeconds(const DynamicCpProblem& problem, const CompactSchedule& schedule,
-                   const CostProfile& profile, double* bound) {
-  const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
-      problem.samples, schedule, profile,
-      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
-  if (!time.ok()) return -1.0;
-  if (bound != nullptr) *bound = time->bound_seconds;
-  return time->step_seconds;
-}
-
-// What is wrong with cost_aware's answer to (`problem`, `profile`), if
-// anything.
-absl::Status CheckCostAware(const DynamicCpProblem& problem, const CostProfile& profile) {
-  const absl::StatusOr<CostAwareResult> result =
-      ScheduleCostAware(problem.samples, problem.options, profile);
-  const bool valid = IsValidBySpec(problem);
-  if (!result.ok()) {
-    const absl::StatusCode expected =
-        valid ? absl::StatusCode::kFailedPrecondition : absl::StatusCode::kInvalidArgument;
-    if (result.status().code() == expected) return absl::OkStatus();
-    return absl::InternalError(absl::StrCat("gives ", result.status().ToString(), " for ",
-                                            valid ? "a valid" : "an invalid", " problem"));
-  }
-  if (!valid) return absl::InternalError("accepts a problem outside the specification's limits");
-  for (const Violation& violation :
-       FindViolations(problem.samples, result->schedule, problem.options)) {
-    if (violation.invariant == Invariant::kWorkCap) continue;
-    return absl::InternalError(absl::StrCat("breaks invariant ",
-                                            static_cast<int>(violation.invariant), " (",
-                                            InvariantName(violation.invariant),
-                                            "): ", violation.message));
-  }
-  if (problem.samples.empty()) return absl::OkStatus();
-  double bound = 0.0;
-  const double step = StepSeconds(problem, result->schedule, profile, &bound);
-  if (step != result->step_seconds) {
-    return absl::InternalError(absl::StrCat("claims ", result->step_seconds,
-                                            " s but its schedule takes ", step, " s"));
-  }
-  if (step < bound * (1.0 - kSlack)) {
-    return absl::InternalError(absl::StrCat("takes ", step, " s, below the bound ", bound));
-  }
-  const absl::StatusOr<CompactSchedule> packing_aware =
-      ScheduleDynamicCpCompact(problem.samples, problem.options);
-  if (packing_aware.ok()) {
-    const double upstream = StepSeconds(problem, *packing_aware, profile, nullptr);
-    if (step > upstream) {
-      return absl::InternalError(absl::StrCat("takes ", step, " s, slower than packing-aware's ",
-                                              upstream, " s"));
-    }
-  }
-  const absl::StatusOr<CostAwareResult> again =
-      ScheduleCostAware(problem.samples, problem.options, profile);
-  if (!again.ok() || again->schedule != result->schedule) {
-    return absl::InternalError("a second call returns another schedule");
-  }
-  return absl::OkStatus();
-}
-
 // A runtime read from `data`: P 1-8, V 1-3, N 0-8, L 1-3, one of four
 // forward shares, EP none or 1-8, dev or legacy.
 RuntimeConfig DecodeRuntime(FuzzedDataProvider& data) {
@@ -158,6 +105,92 @@ RuntimeConfig DecodeRuntime(FuzzedDataProvider& data) {
   }
   if (data.ConsumeBool()) config.path = RuntimePath::kLegacy;
   return config;
+}
+
+ScheduleTime TimeOf(const DynamicCpProblem& problem, const CompactSchedule& schedule,
+                    const CostProfile& profile) {
+  absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      problem.samples, schedule, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
+  return time.ok() ? *std::move(time) : ScheduleTime{};
+}
+
+// OK if `config` runs some microbatch count on G ranks: CheckRuntimeConfig at
+// a count its pipeline shape accepts whenever the shape is valid.
+absl::Status RuntimeRunsSomeCount(const RuntimeConfig& config, std::int64_t total_gpus) {
+  const PipelineShape& shape = config.pipeline;
+  const std::int64_t group =
+      shape.microbatch_group_size == 0 ? shape.stages : shape.microbatch_group_size;
+  return CheckRuntimeConfig(config, total_gpus, shape.virtual_stages > 1 ? group : 0);
+}
+
+// What is wrong with cost_aware's answer to (`problem`, `profile`,
+// `config`), if anything.
+absl::Status CheckCostAware(const DynamicCpProblem& problem, const CostProfile& profile,
+                            const RuntimeConfig& config) {
+  const absl::StatusOr<CostAwareResult> result = ScheduleCostAware(
+      problem.samples, problem.options, profile, CostAwareOptions{.runtime = config});
+  const bool valid = IsValidBySpec(problem);
+  if (!result.ok()) {
+    if (valid) {
+      const absl::Status runs = RuntimeRunsSomeCount(config, problem.options.total_gpus);
+      if (!runs.ok() ? result.status() == runs
+                     : result.status().code() == absl::StatusCode::kFailedPrecondition) {
+        return absl::OkStatus();
+      }
+    } else if (result.status().code() == absl::StatusCode::kInvalidArgument) {
+      return absl::OkStatus();
+    }
+    return absl::InternalError(absl::StrCat("gives ", result.status().ToString(), " for ",
+                                            valid ? "a valid" : "an invalid", " problem"));
+  }
+  if (!valid) return absl::InternalError("accepts a problem outside the specification's limits");
+  for (const Violation& violation :
+       FindViolations(problem.samples, result->schedule, problem.options)) {
+    if (violation.invariant == Invariant::kWorkCap) continue;
+    return absl::InternalError(absl::StrCat("breaks invariant ",
+                                            static_cast<int>(violation.invariant), " (",
+                                            InvariantName(violation.invariant),
+                                            "): ", violation.message));
+  }
+  if (problem.samples.empty()) return absl::OkStatus();
+  const ScheduleTime time = TimeOf(problem, result->schedule, profile);
+  if (time.step_seconds < time.bound_seconds * (1.0 - kSlack)) {
+    return absl::InternalError(absl::StrCat("takes ", time.step_seconds,
+                                            " s under the barrier, below its bound ",
+                                            time.bound_seconds));
+  }
+  const absl::StatusOr<RuntimeStep> step = MeasureRuntimeStep(result->schedule, time, config);
+  if (!step.ok()) {
+    return absl::InternalError(absl::StrCat("returns a schedule its runtime refuses: ",
+                                            step.status().ToString()));
+  }
+  if (step->step_seconds != result->step_seconds) {
+    return absl::InternalError(absl::StrCat("claims ", result->step_seconds,
+                                            " s but its schedule takes ", step->step_seconds,
+                                            " s"));
+  }
+  if (step->step_seconds < step->bound_seconds * (1.0 - kSlack)) {
+    return absl::InternalError(absl::StrCat("takes ", step->step_seconds,
+                                            " s, below the bound ", step->bound_seconds));
+  }
+  const absl::StatusOr<CompactSchedule> packing_aware =
+      ScheduleDynamicCpCompact(problem.samples, problem.options);
+  if (packing_aware.ok()) {
+    const absl::StatusOr<RuntimeStep> upstream =
+        MeasureRuntimeStep(*packing_aware, TimeOf(problem, *packing_aware, profile), config);
+    if (upstream.ok() && step->step_seconds > upstream->step_seconds) {
+      return absl::InternalError(absl::StrCat("takes ", step->step_seconds,
+                                              " s, slower than packing-aware's ",
+                                              upstream->step_seconds, " s"));
+    }
+  }
+  const absl::StatusOr<CostAwareResult> again = ScheduleCostAware(
+      problem.samples, problem.options, profile, CostAwareOptions{.runtime = config});
+  if (!again.ok() || again->schedule != result->schedule) {
+    return absl::InternalError("a second call returns another schedule");
+  }
+  return absl::OkStatus();
 }
 
 // What is wrong with the runtime step of `schedule` on `config`, if anything.
@@ -207,25 +240,26 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider provider(data, size);
   const DynamicCpProblem problem = DecodeDynamicCpProblem(provider);
   const CostProfile profile = DecodeProfile(provider);
-  const std::string where = absl::StrCat(FormatProblem(problem), " profile=", profile.name);
-  if (const absl::Status status = CheckCostAware(problem, profile); !status.ok()) {
+  const RuntimeConfig config = DecodeRuntime(provider);
+  const std::string where =
+      absl::StrCat(FormatProblem(problem), " profile=", profile.name,
+                   " runtime=", DescribeRuntime(config), " N=",
+                   config.pipeline.microbatch_group_size);
+  if (const absl::Status status = CheckCostAware(problem, profile, config); !status.ok()) {
     ReportAndAbort(kTarget, "cost_aware breaks a promise", status, where);
   }
-  const RuntimeConfig config = DecodeRuntime(provider);
   if (!IsValidBySpec(problem)) return;
   const absl::StatusOr<CompactSchedule> packing_aware =
       ScheduleDynamicCpCompact(problem.samples, problem.options);
-  const absl::StatusOr<CostAwareResult> cost_aware =
-      ScheduleCostAware(problem.samples, problem.options, profile);
+  const absl::StatusOr<CostAwareResult> cost_aware = ScheduleCostAware(
+      problem.samples, problem.options, profile, CostAwareOptions{.runtime = config});
   for (const CompactSchedule* schedule :
        {packing_aware.ok() ? &*packing_aware : nullptr,
         cost_aware.ok() ? &cost_aware->schedule : nullptr}) {
     if (schedule == nullptr) continue;
     if (const absl::Status status = CheckRuntimeStep(problem, *schedule, profile, config);
         !status.ok()) {
-      ReportAndAbort(kTarget, "the runtime step model breaks a promise", status,
-                     absl::StrCat(where, " runtime=", DescribeRuntime(config),
-                                  " N=", config.pipeline.microbatch_group_size));
+      ReportAndAbort(kTarget, "the runtime step model breaks a promise", status, where);
     }
   }
 }

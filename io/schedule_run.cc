@@ -57,8 +57,9 @@ absl::StatusOr<CompactSchedule> CallCostAware(const SchedulingProblem& problem,
         "cost_aware schedules by a measured cost profile and none was given; add "
         "--cost-profile NAME (h200-llama3-8b, h200-llama3-70b-tp8, ...) or FILE");
   }
-  absl::StatusOr<CostAwareResult> result = ScheduleCostAware(
-      problem.samples, ToDynamicCpOptions(problem.parameters), *problem.cost_profile);
+  absl::StatusOr<CostAwareResult> result =
+      ScheduleCostAware(problem.samples, ToDynamicCpOptions(problem.parameters),
+                        *problem.cost_profile, CostAwareOptions{.runtime = problem.runtime});
   if (!result.ok()) return result.status();
   run.source = std::string(CostAwareSourceName(result->source));
   run.source_reason = std::move(result->reason);

@@ -89,8 +89,9 @@ double GenTarget(SampleCosts& costs) {
 
 absl::StatusOr<CostAwareResult> SchedulePlannerAlone(const DynamicCpProblem& problem,
                                                      const CostProfile& profile) {
-  return ScheduleCostAware(problem.samples, problem.options, profile,
-                           CostAwareOptions{.keep_packing_aware_if_faster = false});
+  CostAwareOptions planner_alone{.keep_packing_aware_if_faster = false};
+  planner_alone.runtime.path = RuntimePath::kLegacy;
+  return ScheduleCostAware(problem.samples, problem.options, profile, planner_alone);
 }
 
 void CheckPlan(const DynamicCpProblem& problem, const CostProfile& profile,

@@ -37,8 +37,10 @@ CostProfile AnyProfile();
 // the fastest sample of `costs` alone to ten times the slowest.
 double GenTarget(SampleCosts& costs);
 
-// ScheduleCostAware without packing-aware's schedule to fall back on: what
-// the planner alone returns.
+// ScheduleCostAware without packing-aware's schedule to fall back on, under
+// the barrier (the legacy runtime, where neither the order nor the rank
+// blocks change the step, so nothing is rearranged): what the planner alone
+// returns at the full token budget.
 absl::StatusOr<CostAwareResult> SchedulePlannerAlone(const DynamicCpProblem& problem,
                                                      const CostProfile& profile);
 

@@ -2,7 +2,7 @@
 // plan, not only the one the scheduler keeps: at any target and any
 // smallest size, PlanForTarget's plan keeps every invariant but the work
 // cap (5) at a multiple of vpp_group, says its step time as
-// MeasureStepSeconds measures it, and lists its microbatches slowest
+// MeasureScheduleTime measures it, and lists its microbatches slowest
 // first; PlanForPartition does the same for any partition of the samples,
 // with no microbatch holding samples of two parts. And the scheduler
 // (core/cost_aware.h), its planner alone, is never slower than the plans

@@ -68,11 +68,11 @@ RC_GTEST_PROP(GpuTimeProperties, LegacyStepIsAtLeastTheBound, ()) {
       problem, ScheduleLegacyCompact(problem.samples, problem.options), *GenCostProfile());
 }
 
-// MeasureStepSeconds is MeasureScheduleTime's step without the bound: the
-// same seconds bit for bit on every schedule, and the same error where the
-// schedule cannot be measured (here: one with a sample dropped, or one
-// measured against a batch with an id missing).
-RC_GTEST_PROP(GpuTimeProperties, MeasureStepSecondsIsMeasureScheduleTimesStep, ()) {
+// MeasureScheduleTimeWithoutBound is MeasureScheduleTime without the bound:
+// the same step and group seconds bit for bit on every schedule, and the
+// same error where the schedule cannot be measured (here: one with a sample
+// dropped, or one measured against a batch with an id missing).
+RC_GTEST_PROP(GpuTimeProperties, MeasureScheduleTimeWithoutBoundIsMeasureScheduleTime, ()) {
   const DynamicCpProblem problem = *GenValidProblem();
   const CostProfile profile = *GenCostProfile();
   const absl::StatusOr<CompactSchedule> schedule =
@@ -86,9 +86,18 @@ RC_GTEST_PROP(GpuTimeProperties, MeasureStepSecondsIsMeasureScheduleTimesStep, (
   const absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
       samples, *schedule, profile,
       GpuTimeOptions{.max_seq_len_per_rank = problem.options.max_seq_len_per_rank});
-  const absl::StatusOr<double> step = MeasureStepSeconds(samples, *schedule, profile);
-  RC_ASSERT(step.status() == time.status());
-  if (time.ok()) RC_ASSERT(std::memcmp(&*step, &time->step_seconds, sizeof(double)) == 0);
+  const absl::StatusOr<ScheduleTime> unbounded =
+      MeasureScheduleTimeWithoutBound(samples, *schedule, profile);
+  RC_ASSERT(unbounded.status() == time.status());
+  if (!time.ok()) return;
+  RC_ASSERT(std::memcmp(&unbounded->step_seconds, &time->step_seconds, sizeof(double)) == 0);
+  RC_ASSERT(unbounded->bound_seconds == 0.0);
+  RC_ASSERT(unbounded->gpu_efficiency == 0.0);
+  RC_ASSERT(unbounded->microbatches.size() == time->microbatches.size());
+  for (std::size_t m = 0; m < time->microbatches.size(); ++m) {
+    RC_ASSERT(unbounded->microbatches[m].group_seconds == time->microbatches[m].group_seconds);
+    RC_ASSERT(unbounded->microbatches[m].max_seconds == time->microbatches[m].max_seconds);
+  }
 }
 
 // StepSecondsLowerBound minimises each sample over the CP sizes its options

@@ -30,6 +30,7 @@
 #include "oracle/reference_runtime_step.h"
 #include "properties/generators.h"
 #include "properties/profile_generators.h"
+#include "properties/runtime_generators.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
 
@@ -43,9 +44,6 @@ void showValue(const TimedMicrobatch& microbatch, std::ostream& os) {
   }
 }
 
-void showValue(const RuntimeConfig& config, std::ostream& os) {
-  os << DescribeRuntime(config) << ", N " << config.pipeline.microbatch_group_size;
-}
 
 }  // namespace dcpsched
 
@@ -81,48 +79,10 @@ rc::Gen<std::vector<TimedMicrobatch>> GenTimedMicrobatches(std::int64_t total_gp
   });
 }
 
-// A runtime for G ranks: P <= 4, V <= 3, any group size; E a divisor of G
-// (or, rarely, not); legacy now and then, with a pipeline too, so that
-// refusals are drawn as well.
-rc::Gen<RuntimeConfig> GenRuntimeConfig(std::int64_t total_gpus) {
-  return rc::gen::exec([total_gpus] {
-    RuntimeConfig config;
-    config.pipeline.stages = *rc::gen::inRange<std::int64_t>(1, 5);
-    config.pipeline.virtual_stages =
-        *rc::gen::weightedElement<std::int64_t>({{4, 1}, {2, 2}, {1, 3}});
-    config.pipeline.microbatch_group_size = *rc::gen::inRange<std::int64_t>(0, 7);
-    config.layers_per_stage = *rc::gen::inRange<std::int64_t>(1, 4);
-    config.forward_share = *rc::gen::element(1.0 / 3.0, 0.25, 0.5, 0.9);
-    if (*rc::gen::arbitrary<bool>()) {
-      std::vector<std::int64_t> sizes;
-      for (std::int64_t e = 1; e <= total_gpus + 1; ++e) {
-        if (total_gpus % e == 0 || *rc::gen::weightedElement<bool>({{9, false}, {1, true}})) {
-          sizes.push_back(e);
-        }
-      }
-      config.expert_parallel_size = *rc::gen::elementOf(sizes);
-    }
-    if (*rc::gen::weightedElement<bool>({{3, false}, {1, true}})) config.path = RuntimePath::kLegacy;
-    return config;
-  });
-}
-
 // The runtime on the pipeline of one rank: no pipelining, dev or legacy.
 RuntimeConfig WithoutPipelining(RuntimeConfig config) {
   config.pipeline = PipelineShape{};
   return config;
-}
-
-oracle::ReferenceRuntime ToReference(const RuntimeConfig& config) {
-  return oracle::ReferenceRuntime{
-      .pipeline_stages = config.pipeline.stages,
-      .virtual_stages = config.pipeline.virtual_stages,
-      .microbatch_group_size = config.pipeline.microbatch_group_size,
-      .layers_per_stage = config.layers_per_stage,
-      .forward_share = config.forward_share,
-      .expert_parallel_size = config.expert_parallel_size.value_or(0),
-      .legacy = config.path == RuntimePath::kLegacy,
-  };
 }
 
 // The per-rank schedule and times the oracle reads: group g of microbatch m

@@ -452,44 +452,6 @@ py::list PyScheduleLegacy(const py::object& sample_id_seqlens,
                   view);
 }
 
-// schedule_cost_aware: the schedule per rank (or one rank's lists), or with
-// details=True a dict with it, whose schedule it is and why, and the times.
-py::object PyScheduleCostAware(const py::object& sample_id_seqlens,
-                               const py::object& total_gpus,
-                               const py::object& max_seq_len_per_rank,
-                               const py::object& profile, const py::object& min_cp_size,
-                               const py::object& vpp_group,
-                               const py::object& max_num_seqs, const py::object& rank,
-                               bool details) {
-  const std::vector<Sample> samples =
-      ToSamples(sample_id_seqlens, "sample_id_seqlens");
-  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
-      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group, max_num_seqs));
-  if (!py::isinstance<CostProfile>(profile)) {
-    throw py::type_error(absl::StrCat(
-        "profile must be a dcpsched.CostProfile (e.g. "
-        "dcpsched.CostProfile(\"h200-llama3-8b\")), not ",
-        TypeName(profile)));
-  }
-  const CostProfile& cost_profile = profile.cast<const CostProfile&>();
-  const std::optional<std::int64_t> view =
-      ValueOrThrow(ToRank(rank, options.total_gpus));
-  CostAwareResult result = ValueOrThrow(WithoutGil(
-      [&] { return ScheduleCostAware(samples, options, cost_profile); }));
-  py::object schedule = ToPython(result.schedule, view);
-  if (!details) return schedule;
-  py::dict figures;
-  figures["schedule"] = schedule;
-  figures["source"] = std::string(CostAwareSourceName(result.source));
-  figures["reason"] = result.reason;
-  figures["step_seconds"] = result.step_seconds;
-  figures["packing_aware_step_seconds"] =
-      result.packing_aware_step_seconds.has_value()
-          ? py::object(py::float_(*result.packing_aware_step_seconds))
-          : py::object(py::none());
-  return figures;
-}
-
 py::tuple PyNextGroupPackingAware(const py::object& sample_seqlens,
                                   const py::object& total_gpus,
                                   const py::object& max_seq_len_per_rank,
@@ -722,6 +684,57 @@ py::dict PyScheduleTime(const py::object& schedule,
   figures["microbatch_seconds"] = py::cast(microbatch_seconds);
   figures["communication_modelled"] = time.communication_modelled;
   figures["runtime"] = ToPython(config, step);
+  return figures;
+}
+
+// schedule_cost_aware: the schedule per rank (or one rank's lists), or with
+// details=True a dict with it, whose schedule it is and why, and the times.
+py::object PyScheduleCostAware(const py::object& sample_id_seqlens,
+                               const py::object& total_gpus,
+                               const py::object& max_seq_len_per_rank,
+                               const py::object& profile, const py::object& min_cp_size,
+                               const py::object& vpp_group,
+                               const py::object& max_num_seqs, const py::object& rank,
+                               bool details, const py::object& pipeline_stages,
+                               const py::object& virtual_stages,
+                               const py::object& microbatch_group_size,
+                               const py::object& layers_per_stage,
+                               const py::object& forward_share,
+                               const py::object& expert_parallel_size,
+                               const py::object& runtime) {
+  const std::vector<Sample> samples =
+      ToSamples(sample_id_seqlens, "sample_id_seqlens");
+  const DynamicCpOptions options = ValueOrThrow(ToDynamicCpOptions(
+      total_gpus, max_seq_len_per_rank, min_cp_size, vpp_group, max_num_seqs));
+  if (!py::isinstance<CostProfile>(profile)) {
+    throw py::type_error(absl::StrCat(
+        "profile must be a dcpsched.CostProfile (e.g. "
+        "dcpsched.CostProfile(\"h200-llama3-8b\")), not ",
+        TypeName(profile)));
+  }
+  const CostProfile& cost_profile = profile.cast<const CostProfile&>();
+  const std::optional<std::int64_t> view =
+      ValueOrThrow(ToRank(rank, options.total_gpus));
+  const RuntimeConfig config =
+      ToRuntimeConfig(pipeline_stages, virtual_stages, microbatch_group_size,
+                      layers_per_stage, forward_share, expert_parallel_size, runtime);
+  CostAwareResult result = ValueOrThrow(WithoutGil([&] {
+    return ScheduleCostAware(samples, options, cost_profile,
+                             CostAwareOptions{.runtime = config});
+  }));
+  py::object schedule = ToPython(result.schedule, view);
+  if (!details) return schedule;
+  py::dict figures;
+  figures["schedule"] = schedule;
+  figures["source"] = std::string(CostAwareSourceName(result.source));
+  figures["reason"] = result.reason;
+  figures["step_seconds"] = result.step_seconds;
+  figures["token_budget"] = result.token_budget;
+  figures["runtime"] = ToPython(config, result.runtime_step);
+  figures["packing_aware_step_seconds"] =
+      result.packing_aware_step_seconds.has_value()
+          ? py::object(py::float_(*result.packing_aware_step_seconds))
+          : py::object(py::none());
   return figures;
 }
 
@@ -959,17 +972,21 @@ Raises:
 )doc";
 
 constexpr char kScheduleCostAwareDoc[] =
-    R"doc(schedule_cost_aware(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, profile, min_cp_size=1, vpp_group=None, max_num_seqs=None, rank=None, details=False)
+    R"doc(schedule_cost_aware(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, profile, min_cp_size=1, vpp_group=None, max_num_seqs=None, rank=None, details=False, pipeline_stages=1, virtual_stages=1, microbatch_group_size=None, layers_per_stage=1, forward_share=0.3333333333333333, expert_parallel_size=None, runtime="dev")
 --
 
 Schedules one global batch with the cost-aware scheduler (docs/cost_aware.md).
 
-It minimises the step time under `profile` (the sum over microbatches of
-the slowest rank, as schedule_time measures it) and returns a schedule
-Megatron-LM's runtime can run: every invariant of docs/specification.md but
-the work cap (5), invariant 11 included. It keeps packing-aware's schedule
-where that is runnable and not slower, and still schedules where
-packing-aware fails or is refused (G not a power of two, VPP alignment).
+It minimises the step under `profile` as the runtime the keyword arguments
+describe runs the schedule (docs/runtime_step.md; schedule_time measures
+the same step): by default Megatron-LM dev without pipelining. It chooses
+the microbatch count (through a per-rank token budget at or below
+max_seq_len_per_rank, with pipelines), their order and each group's rank
+block, and returns a schedule Megatron-LM's runtime can run: every
+invariant of docs/specification.md but the work cap (5), invariant 11
+included. It is never slower on that runtime than packing-aware's schedule
+where that is runnable, and still schedules where packing-aware fails or
+is refused (G not a power of two, VPP alignment).
 
 Args:
   sample_id_seqlens: list of (id, len) pairs, as schedule_dynamic_cp takes.
@@ -980,9 +997,16 @@ Args:
   min_cp_size, vpp_group, max_num_seqs (keyword only): as schedule_dynamic_cp.
   rank (keyword only): None, or one rank r: return only r's lists.
   details (keyword only): False returns the schedule; True a dict with
-    "schedule", "source" ("planned" or "packing_aware"), "reason" (one
-    line), "step_seconds" and "packing_aware_step_seconds" (None where
-    packing-aware has no runnable schedule).
+    "schedule", "source" ("planned" or "packing_aware": whose microbatches,
+    rearranged), "reason" (one line: what it traded), "step_seconds" (the
+    runtime's step), "token_budget" (the per-rank budget its microbatches
+    were packed under), "runtime" (as schedule_time's) and
+    "packing_aware_step_seconds" (packing-aware's step on the same runtime;
+    None where packing-aware has no runnable schedule or the runtime cannot
+    run it).
+  pipeline_stages, virtual_stages, microbatch_group_size, layers_per_stage,
+  forward_share, expert_parallel_size, runtime (keyword only): the runtime
+    to minimise the step of, as schedule_time takes them.
 
 Returns:
   list[list[list[int]]] as schedule_dynamic_cp (or the dict above).
@@ -990,7 +1014,8 @@ Returns:
 Raises:
   TypeError: an argument has the wrong type or shape (profile not a
     CostProfile).
-  InvalidInputError (a ValueError): the input is outside the limits.
+  InvalidInputError (a ValueError): the input is outside the limits, or
+    the runtime can run no microbatch count.
   UnschedulableError (a ValueError): no runnable schedule was found (fewer
     samples than vpp_group, or too few ways to split them into a multiple
     of it); the message says what to change.
@@ -1276,7 +1301,11 @@ PYBIND11_MODULE(_core, module) {
              py::arg("max_seq_len_per_rank"), py::kw_only(), py::arg("profile"),
              py::arg("min_cp_size") = 1, py::arg("vpp_group") = py::none(),
              py::arg("max_num_seqs") = py::none(), py::arg("rank") = py::none(),
-             py::arg("details") = false, dcpsched::kScheduleCostAwareDoc);
+             py::arg("details") = false, py::arg("pipeline_stages") = 1,
+             py::arg("virtual_stages") = 1, py::arg("microbatch_group_size") = py::none(),
+             py::arg("layers_per_stage") = 1, py::arg("forward_share") = 1.0 / 3.0,
+             py::arg("expert_parallel_size") = py::none(), py::arg("runtime") = "dev",
+             dcpsched::kScheduleCostAwareDoc);
   module.def("benchmark_workload", &dcpsched::PyBenchmarkWorkload,
              py::arg("num_samples") = 256, py::kw_only(),
              py::arg("seed") = 5154, py::arg("preset") = "benchmark",

@@ -193,7 +193,7 @@ TEST(MeasureScheduleTimeTest, RefusesAMalformedOrEmptyMicrobatch) {
   EXPECT_EQ(MeasureScheduleTime(FourSamples(), schedule, QuadraticProfile(), Mslpr(1000))
                 .status(),
             width.status());
-  EXPECT_EQ(MeasureStepSeconds(FourSamples(), schedule, QuadraticProfile()).status(),
+  EXPECT_EQ(MeasureScheduleTimeWithoutBound(FourSamples(), schedule, QuadraticProfile()).status(),
             width.status());
   // A microbatch of no groups has no ranks, first or later.
   for (const std::size_t empty : {0, 1}) {
@@ -226,7 +226,8 @@ TEST(MeasureScheduleTimeTest, RefusesLengthsOutsideTheLimits) {
   EXPECT_TRUE(MeasureScheduleTime(samples, TwoMicrobatches(), QuadraticProfile(), Mslpr(1000))
                   .ok());
   samples[2].len = kMaxSampleLen;
-  EXPECT_TRUE(MeasureStepSeconds(samples, TwoMicrobatches(), QuadraticProfile()).ok());
+  EXPECT_TRUE(
+      MeasureScheduleTimeWithoutBound(samples, TwoMicrobatches(), QuadraticProfile()).ok());
 }
 
 TEST(MeasureScheduleTimeTest, RefusesDuplicateIdsAndAnEmptySchedule) {

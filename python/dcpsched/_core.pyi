@@ -127,11 +127,19 @@ def schedule_cost_aware(
     max_num_seqs: Optional[SupportsIndex] = None,
     rank: Optional[SupportsIndex] = None,
     details: bool = False,
+    pipeline_stages: SupportsIndex = 1,
+    virtual_stages: SupportsIndex = 1,
+    microbatch_group_size: Optional[SupportsIndex] = None,
+    layers_per_stage: SupportsIndex = 1,
+    forward_share: float = 1.0 / 3.0,
+    expert_parallel_size: Optional[SupportsIndex] = None,
+    runtime: str = "dev",
 ) -> Any:
     """Schedules one global batch with the cost-aware scheduler: the fastest
-    runnable schedule it finds under profile (docs/cost_aware.md). With
+    runnable schedule it finds under profile on the runtime the keyword
+    arguments describe (docs/cost_aware.md, docs/runtime_step.md). With
     details=True a dict: schedule, source, reason, step_seconds,
-    packing_aware_step_seconds."""
+    token_budget, runtime, packing_aware_step_seconds."""
 
 class CostProfile:
     """A device cost profile: measured per-layer GPU times (docs/cost_model.md).

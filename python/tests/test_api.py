@@ -192,7 +192,9 @@ def test_signatures_are_introspectable():
         "vpp_group=None, max_num_seqs=None, scheduler=None)")
     assert str(inspect.signature(dcpsched.schedule_cost_aware)) == (
         "(sample_id_seqlens, total_gpus, max_seq_len_per_rank, *, profile, min_cp_size=1, "
-        "vpp_group=None, max_num_seqs=None, rank=None, details=False)")
+        "vpp_group=None, max_num_seqs=None, rank=None, details=False, pipeline_stages=1, "
+        "virtual_stages=1, microbatch_group_size=None, layers_per_stage=1, "
+        "forward_share=0.3333333333333333, expert_parallel_size=None, runtime='dev')")
     assert str(inspect.signature(dcpsched.schedule_dp_balanced)) == (
         "(sample_id_seqlens, dp_size, cp_size, max_seq_len_per_rank, *, "
         "max_num_seqs=None, vpp_group=None, rank=None)")

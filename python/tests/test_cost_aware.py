@@ -2,8 +2,9 @@
 
 Its options are keyword-only and its profile a dcpsched.CostProfile; its
 schedule passes verify(..., scheduler="cost_aware") (every invariant but the
-work cap), is never slower than packing-aware's by schedule_time, and exists
-where packing-aware's runtime has no groups for one (G = 6, VPP 4).
+work cap), is never slower than packing-aware's by schedule_time on the
+runtime it schedules for (pipelines, interleaving, EP, both paths), and
+exists where packing-aware's runtime has no groups for one (G = 6, VPP 4).
 """
 
 import random
@@ -25,8 +26,10 @@ def workload(count=96, seed=5154):
 BATCH = workload()
 
 
-def step_seconds(schedule, mslpr):
-    return dcpsched.schedule_time(schedule, BATCH, PROFILE, mslpr)["step_seconds"]
+def runtime_step_seconds(schedule, mslpr, **runtime):
+    """The schedule's step as the runtime runs it (by default dev, P = 1)."""
+    return dcpsched.schedule_time(schedule, BATCH, PROFILE, mslpr, **runtime)["runtime"][
+        "step_seconds"]
 
 
 def test_schedule_keeps_every_invariant_but_the_work_cap():
@@ -37,14 +40,14 @@ def test_schedule_keeps_every_invariant_but_the_work_cap():
 def test_never_slower_than_packing_aware():
     cost_aware = dcpsched.schedule_cost_aware(BATCH, 8, 2048, profile=PROFILE)
     packing_aware = dcpsched.schedule_dynamic_cp(BATCH, 8, 2048)
-    assert step_seconds(cost_aware, 2048) <= step_seconds(packing_aware, 2048)
+    assert runtime_step_seconds(cost_aware, 2048) <= runtime_step_seconds(packing_aware, 2048)
 
 
 def test_details_say_whose_schedule_and_why():
     result = dcpsched.schedule_cost_aware(BATCH, 8, 2048, profile=PROFILE, details=True)
     assert result["source"] in ("planned", "packing_aware")
     assert result["reason"]
-    assert result["step_seconds"] == pytest.approx(step_seconds(result["schedule"], 2048))
+    assert result["step_seconds"] == runtime_step_seconds(result["schedule"], 2048)
     assert result["packing_aware_step_seconds"] >= result["step_seconds"]
 
 
@@ -85,3 +88,43 @@ def test_verify_checks_the_work_cap_unless_told_cost_aware():
     schedule = [[[1], [2, 3, 4, 5]]]
     assert dcpsched.verify(schedule, batch, 2, 2048, scheduler="cost_aware") == []
     assert all(m.startswith("invariant 5") for m in dcpsched.verify(schedule, batch, 2, 2048))
+
+
+@pytest.mark.parametrize("runtime", [
+    {},
+    {"pipeline_stages": 4},
+    {"pipeline_stages": 2, "virtual_stages": 2, "microbatch_group_size": 4},
+    {"runtime": "legacy"},
+    {"expert_parallel_size": 8, "layers_per_stage": 2},
+])
+def test_minimises_the_step_of_the_runtime_it_is_given(runtime):
+    vpp_group = runtime.get("microbatch_group_size")
+    result = dcpsched.schedule_cost_aware(BATCH, 8, 2048, profile=PROFILE, vpp_group=vpp_group,
+                                          details=True, **runtime)
+    assert dcpsched.verify(result["schedule"], BATCH, 8, 2048, vpp_group=vpp_group,
+                           scheduler="cost_aware") == []
+    assert result["step_seconds"] == runtime_step_seconds(result["schedule"], 2048, **runtime)
+    assert result["runtime"]["step_seconds"] == result["step_seconds"]
+    assert 1 <= result["token_budget"] <= 2048
+    packing_aware = dcpsched.schedule_dynamic_cp(BATCH, 8, 2048, vpp_group=vpp_group)
+    assert result["packing_aware_step_seconds"] == runtime_step_seconds(packing_aware, 2048,
+                                                                        **runtime)
+    assert result["step_seconds"] <= result["packing_aware_step_seconds"]
+
+
+def test_a_pipeline_trades_a_smaller_budget_for_a_shorter_step():
+    batch = [(i, n) for i, n in enumerate([16384, 12000, 9000, 4096] * 8 + [512] * 64)]
+    result = dcpsched.schedule_cost_aware(batch, 8, 16384, profile=PROFILE, details=True,
+                                          pipeline_stages=4)
+    alone = dcpsched.schedule_cost_aware(batch, 8, 16384, profile=PROFILE, details=True)
+    assert result["token_budget"] < 16384
+    assert len(result["schedule"]) > len(alone["schedule"])
+    assert "tokens per rank" in result["reason"]
+
+
+def test_a_runtime_that_runs_nothing_is_refused_with_what_to_change():
+    with pytest.raises(dcpsched.InvalidInputError, match="legacy"):
+        dcpsched.schedule_cost_aware(BATCH, 8, 2048, profile=PROFILE, pipeline_stages=2,
+                                     runtime="legacy")
+    with pytest.raises(TypeError, match="runtime"):
+        dcpsched.schedule_cost_aware(BATCH, 8, 2048, profile=PROFILE, runtime=1)

@@ -1,0 +1,158 @@
+// Properties of the step arrangement (core/step_arrangement.h): on the
+// schedules of packing-aware and of the cost-aware planner, under shipped
+// and generated profiles and any runnable runtime, the arranged schedule
+// holds the same microbatches (each group's size and ids) in some order,
+// every group on an aligned block of its own size or on all G ranks; a
+// schedule the runtime could run still is one; the step it reports is the
+// runtime step model's for the schedule it returns; it is never slower than
+// the schedule it was given; and under the barrier it changes nothing.
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/compact_schedule.h"
+#include "core/cost_profile.h"
+#include "core/gpu_time.h"
+#include "core/packing_aware.h"
+#include "core/runtime_groups.h"
+#include "core/runtime_step.h"
+#include "core/step_arrangement.h"
+#include "core/types.h"
+#include "properties/cost_aware_plan_checks.h"
+#include "properties/generators.h"
+#include "properties/runtime_generators.h"
+#include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
+
+namespace dcpsched::properties::step_arrangement_properties {
+namespace {
+
+struct Arranged {
+  DynamicCpProblem problem;
+  CostProfile profile;
+  CompactSchedule given;
+  ScheduleTime time;
+  RuntimeConfig runtime;
+  ArrangedSchedule arranged;
+};
+
+// A schedule to arrange, by packing-aware or the planner (half each), its
+// times, a runtime that runs it, and its arrangement.
+Arranged GenArranged(bool mixed_cp_sizes) {
+  Arranged case_;
+  case_.problem = mixed_cp_sizes ? *GenMixedCpSizeProblem() : *GenValidProblem();
+  RC_PRE(!case_.problem.samples.empty());
+  case_.profile = AnyProfile();
+  const CostProfile& profile = case_.profile;
+  if (*rc::gen::arbitrary<bool>()) {
+    absl::StatusOr<CompactSchedule> schedule =
+        ScheduleDynamicCpCompact(case_.problem.samples, case_.problem.options);
+    RC_PRE(schedule.ok());
+    case_.given = *std::move(schedule);
+  } else {
+    absl::StatusOr<CostAwareResult> planned = SchedulePlannerAlone(case_.problem, profile);
+    RC_PRE(planned.ok());
+    case_.given = std::move(planned->schedule);
+  }
+  absl::StatusOr<ScheduleTime> time = MeasureScheduleTime(
+      case_.problem.samples, case_.given, profile,
+      GpuTimeOptions{.max_seq_len_per_rank = case_.problem.options.max_seq_len_per_rank});
+  RC_ASSERT(time.ok());
+  case_.time = *std::move(time);
+  case_.runtime = *GenRunnableRuntimeConfig(case_.problem.options.total_gpus,
+                                            MicrobatchCountMultiple(case_.problem.options));
+  absl::StatusOr<ArrangedSchedule> arranged = ArrangeForRuntimeStep(
+      case_.given, case_.time, case_.problem.options.total_gpus, case_.runtime);
+  RC_ASSERT(arranged.ok());
+  case_.arranged = *std::move(arranged);
+  return case_;
+}
+
+using Contents = std::vector<std::vector<std::pair<std::int64_t, std::vector<SampleId>>>>;
+
+// Each microbatch as its groups' sizes and ids, sorted, and the
+// microbatches sorted.
+Contents ContentsOf(const CompactSchedule& schedule) {
+  Contents contents;
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    auto& groups = contents.emplace_back();
+    for (const CpGroupIds& group : microbatch.groups) groups.emplace_back(group.size, group.ids);
+    std::sort(groups.begin(), groups.end());
+  }
+  std::sort(contents.begin(), contents.end());
+  return contents;
+}
+
+// The arranged schedule holds the given microbatches, tiles every
+// microbatch with groups on aligned blocks of their size (or all G ranks),
+// stays runnable where the given one was, and reports its own step.
+void CheckArrangement(const Arranged& case_) {
+  const CompactSchedule& arranged = case_.arranged.schedule;
+  const std::int64_t gpus = case_.problem.options.total_gpus;
+  RC_ASSERT(ContentsOf(arranged) == ContentsOf(case_.given));
+  for (const CompactMicrobatch& microbatch : arranged.microbatches) {
+    std::int64_t next = 0;
+    for (const CpGroupIds& group : microbatch.groups) {
+      RC_ASSERT(group.first_rank == next);
+      RC_ASSERT(group.size == gpus || group.first_rank % group.size == 0);
+      next += group.size;
+    }
+    RC_ASSERT(next == gpus);
+  }
+  if (CheckSchedulerOutputRunnable(case_.given, case_.problem.options, "given").ok()) {
+    RC_ASSERT(CheckSchedulerOutputRunnable(arranged, case_.problem.options, "arranged").ok());
+  }
+  const absl::StatusOr<ScheduleTime> time =
+      MeasureScheduleTime(case_.problem.samples, arranged, case_.profile, GpuTimeOptions{});
+  RC_ASSERT(time.ok());
+  const absl::StatusOr<RuntimeStep> step = MeasureRuntimeStep(arranged, *time, case_.runtime);
+  RC_ASSERT(step.ok());
+  RC_ASSERT(step->step_seconds == case_.arranged.step.step_seconds);
+  RC_ASSERT(step->rank_finish_seconds == case_.arranged.step.rank_finish_seconds);
+}
+
+RC_GTEST_PROP(StepArrangementProperties, KeepsTheMicrobatchesOnRunnableBlocks, ()) {
+  CheckArrangement(GenArranged(false));
+}
+
+RC_GTEST_PROP(StepArrangementProperties, KeepsMixedCpSizeMicrobatchesOnRunnableBlocks, ()) {
+  CheckArrangement(GenArranged(true));
+}
+
+RC_GTEST_PROP(StepArrangementProperties, NeverSlowerThanTheScheduleItWasGiven, ()) {
+  const Arranged case_ = GenArranged(*rc::gen::arbitrary<bool>());
+  const absl::StatusOr<RuntimeStep> given =
+      MeasureRuntimeStep(case_.given, case_.time, case_.runtime);
+  RC_ASSERT(given.ok());
+  RC_ASSERT(case_.arranged.step.step_seconds <= given->step_seconds);
+  RC_TAG(case_.arranged.step.step_seconds < given->step_seconds ? "faster" : "as given");
+}
+
+// Under the barrier neither the order nor the blocks change the step: the
+// schedule comes back as it was given.
+RC_GTEST_PROP(StepArrangementProperties, ChangesNothingUnderTheBarrier, ()) {
+  Arranged case_ = GenArranged(false);
+  RuntimeConfig legacy = case_.runtime;
+  legacy.pipeline = PipelineShape{};
+  legacy.path = RuntimePath::kLegacy;
+  const absl::StatusOr<ArrangedSchedule> arranged = ArrangeForRuntimeStep(
+      case_.given, case_.time, case_.problem.options.total_gpus, legacy);
+  RC_ASSERT(arranged.ok());
+  RC_ASSERT(arranged->schedule == case_.given);
+}
+
+// Times of another schedule are refused as MeasureRuntimeStep refuses them.
+RC_GTEST_PROP(StepArrangementProperties, RefusesTimesOfAnotherSchedule, ()) {
+  Arranged case_ = GenArranged(false);
+  ScheduleTime other = case_.time;
+  other.microbatches.push_back(other.microbatches.back());
+  const absl::StatusOr<ArrangedSchedule> arranged = ArrangeForRuntimeStep(
+      case_.given, other, case_.problem.options.total_gpus, case_.runtime);
+  RC_ASSERT(arranged.status() == MeasureRuntimeStep(case_.given, other, case_.runtime).status());
+}
+
+}  // namespace
+}  // namespace dcpsched::properties::step_arrangement_properties
