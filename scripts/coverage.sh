@@ -10,7 +10,10 @@
 # LLVM_PROFILE_FILE, merges each layer's profiles with llvm-profdata-14 and
 # reports core/'s line, branch and region coverage with llvm-cov-14:
 #
-#   unit        ctest label unit, without golden_test
+#   unit        ctest label unit, without golden_test: the unit_tests
+#               program as a few processes (scripts/gtest_program.py: under
+#               ASan and coverage a process per test costs more than most
+#               of these tests take), the other tests through ctest
 #   properties  ctest label properties (RapidCheck)
 #   corpus      ctest label corpus (fuzz_*_replay: every stored fuzz input)
 #   golden      golden_test (the upstream vectors)
@@ -57,7 +60,8 @@
 #   scripts/coverage.sh --no-run         # report on the profiles of an earlier run
 #
 # Every layer runs even if an earlier one failed; each layer's ctest log is
-# PROFILES/<layer>.log (PROFILES is BUILD/profiles).
+# PROFILES/<layer>.log (PROFILES is BUILD/profiles), and unit_tests' log
+# PROFILES/unit-unit_tests.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -137,15 +141,21 @@ fi
 
 profiles=$(realpath -m "$build_dir")/profiles
 
-# run_layer NAME CTEST-SELECTION...: runs the selected tests, each process
-# merging its counts into a pool of 4 raw profiles per binary (%4m: the
-# profile runtime's online merging, under a file lock), then merges those
-# into NAME.profdata. One raw profile per process would write and merge
-# several megabytes for each of the hundreds of test processes.
+# run_layer NAME [--program PROGRAM] CTEST-SELECTION...: runs the selected
+# tests, and with --program the GoogleTest program PROGRAM of the build as
+# $jobs processes (scripts/gtest_program.py; its log NAME-PROGRAM.log), each
+# process merging its counts into a pool of 4 raw profiles per binary (%4m:
+# the profile runtime's online merging, under a file lock), then merges
+# those into NAME.profdata. One raw profile per process would write and
+# merge several megabytes for each of the hundreds of test processes.
 run_layer() {
-  local layer=$1
+  local layer=$1 program=
   shift
-  echo "=== layer $layer: ctest $*"
+  if [[ ${1:-} == --program ]]; then
+    program=$2
+    shift 2
+  fi
+  echo "=== layer $layer: ctest $*${program:+, and $program}"
   mkdir -p "$profiles/$layer"
   local log=$profiles/$layer.log
   if ! LLVM_PROFILE_FILE="$profiles/$layer/%4m.profraw" \
@@ -156,6 +166,17 @@ run_layer() {
     layers_failed=$((layers_failed + 1))
   fi
   grep -E 'tests passed|tests failed' "$log"
+  if [[ -n $program ]]; then
+    local program_log=$profiles/$layer-$program.log
+    if ! LLVM_PROFILE_FILE="$profiles/$layer/%4m.profraw" \
+      scripts/gtest_program.py --shards "$jobs" --timeout 900 "$build_dir/$program" \
+      >"$program_log" 2>&1; then
+      grep -E '^[0-9]+% tests passed|\*\*\*Failed|no result' "$program_log" | tail -n 40
+      echo "coverage: layer $layer failed in $program (log: $program_log)" >&2
+      layers_failed=$((layers_failed + 1))
+    fi
+    grep -E 'tests passed|tests failed' "$program_log"
+  fi
   local raw=("$profiles/$layer"/*.profraw)
   if [[ ! -e ${raw[0]} ]]; then
     echo "coverage: layer $layer wrote no profile" >&2
@@ -171,7 +192,7 @@ run_layers() {
   rm -rf "$profiles"
   mkdir -p "$profiles"
   layers_failed=0
-  run_layer unit -L '^unit$' -E '^golden_test$'
+  run_layer unit --program unit_tests -L '^unit$' -LE '^unit_tests$' -E '^golden_test$'
   run_layer properties -L '^properties$'
   run_layer corpus -L '^corpus$'
   run_layer golden -R '^golden_test$'

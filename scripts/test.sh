@@ -21,8 +21,10 @@
 #                 UndefinedBehaviorSanitizer (ci-asan), without the
 #                 benchmarks, and with clang's source-based coverage; the
 #                 unit, properties, corpus and golden layers run through
-#                 scripts/coverage.sh (one profile each), the other tests in
-#                 one more ctest run; it is also the clang-14 build of
+#                 scripts/coverage.sh (one profile each; the unit_tests
+#                 program as $jobs processes, not one per test,
+#                 scripts/gtest_program.py), the other tests in one more
+#                 ctest run; it is also the clang-14 build of
 #                 schedule_digest (the specification's invariant 9 across
 #                 compilers)
 #   coverage-gate core/'s coverage without golden from those profiles
@@ -391,7 +393,7 @@ asan() {
   local dir=$root/ci-asan layer logs=()
   configure_build "$dir" "${asan_args[@]}" || return 0
   scripts/coverage.sh --no-build --no-report --build-dir "$dir" || true
-  for layer in unit properties corpus golden; do
+  for layer in unit unit-unit_tests properties corpus golden; do
     count_ctest "$dir/profiles/$layer.log"
     logs+=("$dir/profiles/$layer.log")
   done
