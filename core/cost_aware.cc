@@ -116,12 +116,12 @@ constexpr std::pair<int, int> kBudgetFractions[] = {
 
 std::vector<std::int64_t> TokenBudgets(std::int64_t max_seq_len_per_rank,
                                        const RuntimeConfig& runtime) {
+  if (runtime.pipeline.stages == 1) return {max_seq_len_per_rank};
   std::vector<std::int64_t> budgets;
   for (const auto& [numerator, denominator] : kBudgetFractions) {
-    const std::int64_t budget = max_seq_len_per_rank * numerator / denominator;
-    if (budget < 1 || (!budgets.empty() && budgets.back() == budget)) continue;
-    budgets.push_back(budget);
-    if (runtime.pipeline.stages == 1) break;
+    const std::int64_t budget =
+        std::max<std::int64_t>(1, max_seq_len_per_rank * numerator / denominator);
+    if (budgets.empty() || budgets.back() != budget) budgets.push_back(budget);
   }
   return budgets;
 }

@@ -20,7 +20,7 @@ namespace {
 // The neighbour swaps stop after this many simulated steps, or earlier
 // when they have simulated this many group ops in all (a step costs
 // P x V x groups ops): the swaps' cost stays bounded on large batches.
-constexpr int kMaxSwapSteps = 256;
+constexpr int kMaxSwapSteps = 64;
 constexpr std::int64_t kMaxSwapGroupOps = std::int64_t{1} << 20;
 
 // Where each group of each microbatch starts: [microbatch][group], the

@@ -8,6 +8,7 @@
 // the schedule it was given; and under the barrier it changes nothing.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -142,6 +143,49 @@ RC_GTEST_PROP(StepArrangementProperties, ChangesNothingUnderTheBarrier, ()) {
       case_.given, case_.time, case_.problem.options.total_gpus, legacy);
   RC_ASSERT(arranged.ok());
   RC_ASSERT(arranged->schedule == case_.given);
+}
+
+// Any tiling, not only a runnable one: groups of any size at any rank, some
+// holding no samples, with any times. The arrangement keeps the
+// microbatches, tiles every one, reports its own step and is never slower
+// than the schedule given; where a size has too few free aligned blocks for
+// its groups, that microbatch keeps its blocks.
+RC_GTEST_PROP(StepArrangementProperties, ArrangesAnyTilingNeverSlower, ()) {
+  const std::int64_t gpus = *rc::gen::inRange<std::int64_t>(1, 13);
+  const int count = *rc::gen::inRange(1, 6);
+  CompactSchedule schedule;
+  ScheduleTime time;
+  SampleId next_id = 0;
+  for (int m = 0; m < count; ++m) {
+    CompactMicrobatch& microbatch = schedule.microbatches.emplace_back();
+    MicrobatchTime& times = time.microbatches.emplace_back();
+    for (std::int64_t first = 0; first < gpus;) {
+      const std::int64_t size = *rc::gen::inRange<std::int64_t>(1, gpus - first + 1);
+      CpGroupIds group{.first_rank = first, .size = size};
+      if (*rc::gen::weightedElement<bool>({{5, true}, {1, false}})) group.ids = {next_id++};
+      microbatch.groups.push_back(group);
+      times.group_seconds.push_back(*rc::gen::inRange(0, 1 << 20) * (10.0 / (1 << 20)));
+      times.max_seconds = std::max(times.max_seconds, times.group_seconds.back());
+      first += size;
+    }
+    time.step_seconds += times.max_seconds;
+  }
+  const RuntimeConfig runtime = *GenRunnableRuntimeConfig(gpus, 1);
+  const absl::StatusOr<RuntimeStep> given = MeasureRuntimeStep(schedule, time, runtime);
+  RC_ASSERT(given.ok());
+  const absl::StatusOr<ArrangedSchedule> arranged =
+      ArrangeForRuntimeStep(schedule, time, gpus, runtime);
+  RC_ASSERT(arranged.ok());
+  RC_ASSERT(ContentsOf(arranged->schedule) == ContentsOf(schedule));
+  RC_ASSERT(arranged->step.step_seconds <= given->step_seconds);
+  for (const CompactMicrobatch& microbatch : arranged->schedule.microbatches) {
+    std::int64_t next = 0;
+    for (const CpGroupIds& group : microbatch.groups) {
+      RC_ASSERT(group.first_rank == next);
+      next += group.size;
+    }
+    RC_ASSERT(next == gpus);
+  }
 }
 
 // Times of another schedule are refused as MeasureRuntimeStep refuses them.

@@ -403,7 +403,8 @@ class DcpschedGroupsMixin:
     (Megatron-LM dev). Set cost_profile (a dcpsched.CostProfile) to schedule
     with the cost-aware scheduler, and cost_aware_only_where_upstream_fails
     to use it only where packing-aware has no schedule. runtime (a
-    MegatronRuntime) is the runtime step_time() models."""
+    MegatronRuntime) is the runtime step_time() models and cost-aware
+    minimises the step of."""
 
     verify_schedules = False
     applies_max_num_seqs = True
@@ -445,7 +446,9 @@ class DcpschedGroupsMixin:
                               f"{len(sample_id_seqlens)} samples ({error}); it gets "
                               f"cost-aware's schedule under {self.cost_profile.name}",
                               CostAwareFallbackWarning, stacklevel=3)
-        return (dcpsched.schedule_cost_aware(*args, profile=self.cost_profile, **options),
+        # cost-aware minimises the step of the runtime it was read from.
+        return (dcpsched.schedule_cost_aware(*args, profile=self.cost_profile, **options,
+                                             **self.runtime.for_ranks(self.total_hdp_gpus)),
                 "cost_aware")
 
     def get_groups_and_subsamples(self, sample_id_seqlens):
