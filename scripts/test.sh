@@ -40,7 +40,8 @@
 #                 (dcpsched_core_compile_check, nothing run) with the
 #                 compiler and flags of each nightly build the default tier
 #                 does not already make: asan-gcc, digest-builds' clang-14
-#                 release and g++ -O0 Debug, nightly-fuzz's instrumented
+#                 release and g++ -O0 Debug (these two front end only:
+#                 -fsyntax-only, all their warnings), nightly-fuzz's instrumented
 #                 clang-14 and coverage-mcdc's clang-19 MC/DC
 #                 (nightly-builds/; coverage's clang-14 build has the asan
 #                 stage's flags); one check each, so a change that breaks a
@@ -454,8 +455,12 @@ compile_core() {
 nightly_builds() {
   local dir=$root/nightly-builds
   compile_core asan-gcc cmake_core "$dir/asan-gcc" "${asan_gcc_args[@]}"
-  compile_core clang-release cmake_core "$dir/clang-release" "${clang_release_args[@]}"
-  compile_core debug cmake_core "$dir/debug" "${debug_args[@]}"
+  # Front end only where that build's warnings all come from it
+  # (CMakeLists.txt, DCPSCHED_COMPILE_CHECK_SYNTAX_ONLY).
+  compile_core clang-release cmake_core "$dir/clang-release" "${clang_release_args[@]}" \
+    -DDCPSCHED_COMPILE_CHECK_SYNTAX_ONLY=ON
+  compile_core debug cmake_core "$dir/debug" "${debug_args[@]}" \
+    -DDCPSCHED_COMPILE_CHECK_SYNTAX_ONLY=ON
   compile_core fuzz env DCPSCHED_FUZZ_BUILD="$dir/fuzz" fuzz/build_fuzzers.sh dcpsched_core_compile_check
   compile_core coverage-mcdc scripts/coverage.sh --mcdc --build-dir "$dir/coverage-mcdc" \
     --target dcpsched_core_compile_check
