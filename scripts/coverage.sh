@@ -142,8 +142,9 @@ fi
 profiles=$(realpath -m "$build_dir")/profiles
 
 # run_layer NAME [--program PROGRAM] CTEST-SELECTION...: runs the selected
-# tests, and with --program the GoogleTest program PROGRAM of the build as
-# $jobs processes (scripts/gtest_program.py; its log NAME-PROGRAM.log), each
+# tests, with --program those of the GoogleTest program PROGRAM of the build
+# as $jobs processes (scripts/gtest_program.py; its log NAME-PROGRAM.log) and
+# the others through ctest, each
 # process merging its counts into a pool of 4 raw profiles per binary (%4m:
 # the profile runtime's online merging, under a file lock), then merges
 # those into NAME.profdata. One raw profile per process would write and
@@ -155,9 +156,14 @@ run_layer() {
     program=$2
     shift 2
   fi
-  echo "=== layer $layer: ctest $*${program:+, and $program}"
+  echo "=== layer $layer: ctest $*${program:+, $program as $jobs processes}"
   mkdir -p "$profiles/$layer"
   local log=$profiles/$layer.log
+  if [[ -n $program ]]; then
+    # ctest runs the selection's other tests; the program runs its own.
+    set -- "$@" -R "$(scripts/gtest_program.py --others-in "$build_dir" \
+      "$build_dir/$program" "$@")"
+  fi
   if ! LLVM_PROFILE_FILE="$profiles/$layer/%4m.profraw" \
     ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure --timeout 900 "$@" \
     >"$log" 2>&1; then
@@ -192,7 +198,7 @@ run_layers() {
   rm -rf "$profiles"
   mkdir -p "$profiles"
   layers_failed=0
-  run_layer unit --program unit_tests -L '^unit$' -LE '^unit_tests$' -E '^golden_test$'
+  run_layer unit --program unit_tests -L '^unit$' -E '^golden_test$'
   run_layer properties -L '^properties$'
   run_layer corpus -L '^corpus$'
   run_layer golden -R '^golden_test$'

@@ -19,11 +19,19 @@ scripts/coverage.sh's layers) reads this log the same. A test the program
 lists but no shard reported (the shard crashed or ran out of time) counts
 as failed, and so does a shard that exits non-zero with every test passed.
 
+With --others-in BUILD_DIR it runs nothing: it prints a ctest -R regex of
+the tests of the ctest selection ARGS (e.g. -L '^unit$') in BUILD_DIR that
+are not PROGRAM's (ctest --show-only=json-v1: whose command is not the
+program), for the caller to run those through ctest; a regex that matches
+no test where there are none.
+
 Usage: gtest_program.py [--shards N] [--timeout SECONDS] PROGRAM [ARGS...]
+       gtest_program.py --others-in BUILD_DIR PROGRAM [CTEST ARGS...]
 Exit status 0 when every test passed, 1 otherwise, 2 for bad usage.
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -67,13 +75,29 @@ def run_shards(program, args, shards, timeout):
     return codes, outputs
 
 
+def others_regex(build_dir, program, selection):
+    """A ctest -R regex of the selected tests whose command is not `program`."""
+    shown = subprocess.run(["ctest", "--test-dir", build_dir, "--show-only=json-v1", *selection],
+                           check=True, capture_output=True, text=True).stdout
+    program = os.path.realpath(program)
+    names = [test["name"] for test in json.loads(shown)["tests"]
+             if os.path.realpath(test["command"][0]) != program]
+    if not names:
+        return "^$"
+    return "^(" + "|".join(re.escape(name) for name in names) + ")$"
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=1)
     parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--others-in", metavar="BUILD_DIR")
     parser.add_argument("program")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv[1:])
+    if options.others_in:
+        print(others_regex(options.others_in, options.program, options.args))
+        return 0
     if options.shards < 1 or options.timeout < 1:
         parser.error("--shards and --timeout must be at least 1")
     tests = listed_tests(options.program, options.args)
