@@ -169,12 +169,15 @@ absl::StatusOr<CompactSchedule> PlannedSchedule(absl::Span<const Sample> samples
   return schedule;
 }
 
-// One schedule the scheduler may return, arranged for the runtime.
+// One schedule the scheduler may return, arranged for the runtime, and the
+// schedule as packed with its times (to arrange again).
 struct Candidate {
   CompactSchedule schedule;
   CostAwareSource source = CostAwareSource::kPlanned;
   std::int64_t token_budget = 0;
   RuntimeStep step;
+  CompactSchedule packed;
+  ScheduleTime packed_time;
 };
 
 // The fastest candidate so far, the first on ties; the last reason one was
@@ -205,7 +208,8 @@ struct BestCandidate {
       if (as_returned.ok()) packing_aware_step = *as_returned;
     }
     absl::StatusOr<ArrangedSchedule> arranged =
-        ArrangeForRuntimeStep(*schedule, *time, options.total_gpus, runtime);
+        ArrangeForRuntimeStep(*schedule, *time, options.total_gpus, runtime,
+                              ArrangementSearch{.swaps = false});
     if (!arranged.ok()) {
       last_error = arranged.status();
       return;
@@ -215,7 +219,17 @@ struct BestCandidate {
       return;
     }
     candidate = Candidate{std::move(arranged->schedule), source, token_budget,
-                          std::move(arranged->step)};
+                          std::move(arranged->step), *std::move(schedule), *std::move(time)};
+  }
+
+  // The kept candidate, its arrangement improved by swaps too.
+  void ImproveBySwaps(const DynamicCpOptions& options, const RuntimeConfig& runtime) {
+    absl::StatusOr<ArrangedSchedule> arranged = ArrangeForRuntimeStep(
+        candidate->packed, candidate->packed_time, options.total_gpus, runtime);
+    if (arranged.ok() && arranged->step.step_seconds < candidate->step.step_seconds) {
+      candidate->schedule = std::move(arranged->schedule);
+      candidate->step = std::move(arranged->step);
+    }
   }
 };
 
@@ -314,6 +328,7 @@ absl::StatusOr<CostAwareResult> ScheduleCostAware(absl::Span<const Sample> sampl
         ") leave too few ways to split them; use a smaller vpp_group, a larger "
         "max_num_seqs or more samples"));
   }
+  best.ImproveBySwaps(options, runtime);
   Candidate& chosen = *best.candidate;
   CostAwareResult result;
   result.reason = Reason(chosen, options, best.packing_aware_step, upstream.status(),

@@ -117,8 +117,8 @@ class Arranger {
 
   // Microbatch m's groups on the earliest-finishing free aligned blocks,
   // largest size first and slowest first within a size; nullopt where a
-  // size has fewer free aligned blocks than groups (G not a power of two)
-  // or a group spans all G ranks.
+  // size has fewer free aligned blocks than groups (a tiling the runtime
+  // could not run) or the microbatch is one group.
   std::optional<std::vector<std::int64_t>> PlaceMicrobatch(
       std::size_t m, const std::vector<double>& finish) const {
     const std::vector<CpGroupIds>& groups = schedule_.microbatches[m].groups;
@@ -129,7 +129,7 @@ class Arranger {
       if (Seconds(m, a) != Seconds(m, b)) return Seconds(m, a) > Seconds(m, b);
       return a < b;
     });
-    if (groups.size() < 2 || groups[by_size.front()].size >= total_gpus_) return std::nullopt;
+    if (groups.size() < 2) return std::nullopt;  // alone: on all G ranks
     std::vector<std::int64_t> first_ranks(groups.size(), 0);
     std::vector<bool> taken(static_cast<std::size_t>(total_gpus_), false);
     for (std::size_t begin = 0; begin < by_size.size();) {
@@ -216,14 +216,15 @@ struct Best {
 absl::StatusOr<ArrangedSchedule> ArrangeForRuntimeStep(const CompactSchedule& schedule,
                                                        const ScheduleTime& time,
                                                        std::int64_t total_gpus,
-                                                       const RuntimeConfig& config) {
+                                                       const RuntimeConfig& config,
+                                                       ArrangementSearch search) {
   absl::StatusOr<RuntimeStep> given_step = MeasureRuntimeStep(schedule, time, config);
   if (!given_step.ok()) return given_step.status();
   const Arranger arranger(schedule, time, total_gpus, config);
   std::vector<std::vector<std::size_t>> orders = CandidateOrders(arranger, config.pipeline.stages > 1);
   Best best{{orders.front(), arranger.GivenFirstRanks()}, false, *given_step};
   // Under the barrier neither the order nor the blocks change the step.
-  if (config.path == RuntimePath::kLegacy || schedule.microbatches.empty()) {
+  if (config.path == RuntimePath::kLegacy) {
     return ArrangedSchedule{schedule, *std::move(given_step)};
   }
   const auto consider = [&](Arrangement arrangement, bool balanced) {
@@ -243,7 +244,7 @@ absl::StatusOr<ArrangedSchedule> ArrangeForRuntimeStep(const CompactSchedule& sc
   const std::int64_t ops_per_step =
       std::max<std::int64_t>(1, groups * config.pipeline.stages * config.pipeline.virtual_stages);
   const std::int64_t swap_steps =
-      std::min<std::int64_t>(kMaxSwapSteps, kMaxSwapGroupOps / ops_per_step);
+      search.swaps ? std::min<std::int64_t>(kMaxSwapSteps, kMaxSwapGroupOps / ops_per_step) : 0;
   std::int64_t steps = 0;
   // Swaps of neighbours, and of each microbatch with the first and the
   // last (the pipeline's fill and drain), while one shortens the step.

@@ -51,13 +51,22 @@ struct ArrangedSchedule {
   RuntimeStep step;
 };
 
+// How far the arrangement searches.
+struct ArrangementSearch {
+  // Whether the best of the orders and blocks above is then improved by
+  // swaps (the costly part: one simulated step each). A caller choosing
+  // among many schedules arranges each without, and the one it keeps with.
+  bool swaps = true;
+};
+
 // The fastest arrangement above of `schedule` on `total_gpus` ranks, whose
 // times MeasureScheduleTime gave as `time`, under `config`. Errors as
 // MeasureRuntimeStep's, for the schedule as given.
 absl::StatusOr<ArrangedSchedule> ArrangeForRuntimeStep(const CompactSchedule& schedule,
                                                        const ScheduleTime& time,
                                                        std::int64_t total_gpus,
-                                                       const RuntimeConfig& config);
+                                                       const RuntimeConfig& config,
+                                                       ArrangementSearch search = {});
 
 }  // namespace dcpsched
 

@@ -360,7 +360,8 @@ RC_GTEST_PROP(CostAwareProperties, TheScheduleDoesNotDependOnTheUnitOfTime, ()) 
 }
 
 // Lognormal batches on G that is not a power of two, with VPP: where
-// packing-aware is refused most often, cost_aware still schedules them.
+// packing-aware is refused most often, cost_aware still schedules them (for
+// the default runtime: the others' properties draw runtimes).
 RC_GTEST_PROP(CostAwareProperties, SchedulesLognormalBatchesAtNonPowerOfTwoG, ()) {
   DynamicCpProblem problem;
   problem.options.total_gpus = *rc::gen::element<std::int64_t>(6, 10, 12, 14, 24, 48);
@@ -375,8 +376,7 @@ RC_GTEST_PROP(CostAwareProperties, SchedulesLognormalBatchesAtNonPowerOfTwoG, ()
                      *rc::gen::inRange<std::int64_t>(0, 1024));
     problem.samples.push_back({i, len});
   }
-  const absl::StatusOr<CostAwareResult> result =
-      ScheduleChecked(problem, ShippedProfile(), AnyRunnableRuntime(problem));
+  const absl::StatusOr<CostAwareResult> result = ScheduleChecked(problem, ShippedProfile());
   RC_ASSERT(result.ok());
 }
 

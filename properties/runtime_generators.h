@@ -28,8 +28,9 @@ rc::Gen<RuntimeConfig> GenRuntimeConfig(std::int64_t total_gpus);
 
 // A runtime a schedule of G ranks can be run on whenever its microbatch
 // count is a multiple of `vpp_group` (>= 1) and at least `vpp_group`:
-// P <= 4; V = 2 only where vpp_group >= P (N = vpp_group); E a divisor of
-// G now and then; legacy only without pipelining.
+// P 1 (three times in four), 2 or 4; V = 2 only where vpp_group >= P (N =
+// vpp_group); E a divisor of G now and then; legacy only without
+// pipelining.
 rc::Gen<RuntimeConfig> GenRunnableRuntimeConfig(std::int64_t total_gpus,
                                                 std::int64_t vpp_group);
 
