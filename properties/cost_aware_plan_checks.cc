@@ -87,6 +87,17 @@ double GenTarget(SampleCosts& costs) {
   return std::exp(std::log(fastest / 10) + position * std::log(100 * slowest / fastest));
 }
 
+MicrobatchContents ContentsOf(const CompactSchedule& schedule) {
+  MicrobatchContents contents;
+  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
+    auto& groups = contents.emplace_back();
+    for (const CpGroupIds& group : microbatch.groups) groups.emplace_back(group.size, group.ids);
+    std::sort(groups.begin(), groups.end());
+  }
+  std::sort(contents.begin(), contents.end());
+  return contents;
+}
+
 absl::StatusOr<CostAwareResult> SchedulePlannerAlone(const DynamicCpProblem& problem,
                                                      const CostProfile& profile) {
   CostAwareOptions planner_alone{.keep_packing_aware_if_faster = false};

@@ -7,8 +7,12 @@
 #define DCPSCHED_PROPERTIES_COST_AWARE_PLAN_CHECKS_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/compact_schedule.h"
 #include "core/cost_aware.h"
 #include "core/cost_aware_plan.h"
 #include "core/cost_profile.h"
@@ -43,6 +47,13 @@ double GenTarget(SampleCosts& costs);
 // returns at the full token budget.
 absl::StatusOr<CostAwareResult> SchedulePlannerAlone(const DynamicCpProblem& problem,
                                                      const CostProfile& profile);
+
+// A schedule's microbatches as each one's groups (size and ids), sorted,
+// the microbatches sorted too: what a rearrangement of the schedule
+// (core/step_arrangement.h: another order, other rank blocks) keeps.
+using MicrobatchContents =
+    std::vector<std::vector<std::pair<std::int64_t, std::vector<SampleId>>>>;
+MicrobatchContents ContentsOf(const CompactSchedule& schedule);
 
 // `plan` (of `problem` under `profile`, planned with `costs`) has a number
 // of microbatches that is a multiple of vpp_group, its schedule keeps every

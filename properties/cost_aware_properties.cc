@@ -216,20 +216,6 @@ RC_GTEST_PROP(CostAwareProperties, NeverSlowerThanTheBudgetSearch, ()) {
   }
 }
 
-// Each microbatch as its groups' sizes and ids, and the microbatches
-// sorted: what a rearrangement (core/step_arrangement.h) keeps.
-std::vector<std::vector<std::pair<std::int64_t, std::vector<SampleId>>>> Contents(
-    const CompactSchedule& schedule) {
-  std::vector<std::vector<std::pair<std::int64_t, std::vector<SampleId>>>> contents;
-  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
-    auto& groups = contents.emplace_back();
-    for (const CpGroupIds& group : microbatch.groups) groups.emplace_back(group.size, group.ids);
-    std::sort(groups.begin(), groups.end());
-  }
-  std::sort(contents.begin(), contents.end());
-  return contents;
-}
-
 // The result says whose microbatches it holds, truly: packing-aware's or
 // the planner's at the token budget it names, rearranged; packing-aware's
 // step under the runtime where that schedule is runnable; and the reason
@@ -251,7 +237,7 @@ RC_GTEST_PROP(CostAwareProperties, TheResultSaysWhoseScheduleItIs, ()) {
           : absl::StatusOr<CostAwareResult>(CostAwareResult{
                 .schedule = *ScheduleDynamicCpCompact(at_budget.samples, at_budget.options)});
   RC_ASSERT(source.ok());
-  RC_ASSERT(Contents(result->schedule) == Contents(source->schedule));
+  RC_ASSERT(ContentsOf(result->schedule) == ContentsOf(source->schedule));
   RC_ASSERT(absl::StartsWith(
       result->reason, absl::StrCat(CostAwareSourceName(result->source), ": ",
                                    result->schedule.microbatches.size(), " microbatches")));

@@ -72,21 +72,6 @@ Arranged GenArranged(bool mixed_cp_sizes) {
   return case_;
 }
 
-using Contents = std::vector<std::vector<std::pair<std::int64_t, std::vector<SampleId>>>>;
-
-// Each microbatch as its groups' sizes and ids, sorted, and the
-// microbatches sorted.
-Contents ContentsOf(const CompactSchedule& schedule) {
-  Contents contents;
-  for (const CompactMicrobatch& microbatch : schedule.microbatches) {
-    auto& groups = contents.emplace_back();
-    for (const CpGroupIds& group : microbatch.groups) groups.emplace_back(group.size, group.ids);
-    std::sort(groups.begin(), groups.end());
-  }
-  std::sort(contents.begin(), contents.end());
-  return contents;
-}
-
 // The arranged schedule holds the given microbatches, tiles every
 // microbatch with groups on aligned blocks of their size (or all G ranks),
 // stays runnable where the given one was, and reports its own step.
