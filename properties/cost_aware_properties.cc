@@ -408,14 +408,11 @@ RuntimeConfig Barrier() {
   return barrier;
 }
 
-// Under the barrier, any profile: a schedule wherever the oracle finds one,
-// none where it finds none, and never faster than the optimum.
-RC_GTEST_PROP(CostAwareProperties, SchedulesWhereTheExhaustiveOracleDoesAndNeverBeatsIt, ()) {
-  const DynamicCpProblem problem = *GenTinyProblem();
-  const CostProfile profile = AnyProfile();
-  const absl::StatusOr<oracle::TimeOptimum> optimum = oracle::ExhaustiveFastestSchedule(
-      problem.samples, problem.options, ToReference(profile));
-  const absl::StatusOr<CostAwareResult> result = ScheduleChecked(problem, profile, Barrier());
+// `result` is a schedule exactly where an exhaustive oracle found an
+// optimum (NotFound where it found none), and never faster than it.
+template <typename Optimum>
+void AssertSchedulesWhereTheOracleDoes(const absl::StatusOr<Optimum>& optimum,
+                                       const absl::StatusOr<CostAwareResult>& result) {
   if (!optimum.ok()) {
     RC_ASSERT(optimum.status().code() == absl::StatusCode::kNotFound);
     RC_ASSERT(!result.ok());
@@ -423,6 +420,16 @@ RC_GTEST_PROP(CostAwareProperties, SchedulesWhereTheExhaustiveOracleDoesAndNever
   }
   RC_ASSERT(result.ok());
   RC_ASSERT(result->step_seconds >= optimum->step_seconds * (1.0 - kRelativeSlack));
+}
+
+// Under the barrier, any profile: a schedule wherever the oracle finds one,
+// none where it finds none, and never faster than the optimum.
+RC_GTEST_PROP(CostAwareProperties, SchedulesWhereTheExhaustiveOracleDoesAndNeverBeatsIt, ()) {
+  const DynamicCpProblem problem = *GenTinyProblem();
+  const CostProfile profile = AnyProfile();
+  const absl::StatusOr<oracle::TimeOptimum> optimum = oracle::ExhaustiveFastestSchedule(
+      problem.samples, problem.options, ToReference(profile));
+  AssertSchedulesWhereTheOracleDoes(optimum, ScheduleChecked(problem, profile, Barrier()));
 }
 
 // How far above `optimum_seconds` a step of `seconds` is, as a tag.
@@ -463,14 +470,7 @@ RC_GTEST_PROP(CostAwareProperties,
   const RuntimeConfig runtime = AnyRunnableRuntime(problem);
   const absl::StatusOr<oracle::RuntimeOptimum> optimum = oracle::ExhaustiveFastestRuntimeStep(
       problem.samples, problem.options, ToReference(profile), ToReference(runtime));
-  const absl::StatusOr<CostAwareResult> result = ScheduleChecked(problem, profile, runtime);
-  if (!optimum.ok()) {
-    RC_ASSERT(optimum.status().code() == absl::StatusCode::kNotFound);
-    RC_ASSERT(!result.ok());
-    return;
-  }
-  RC_ASSERT(result.ok());
-  RC_ASSERT(result->step_seconds >= optimum->step_seconds * (1.0 - kRelativeSlack));
+  AssertSchedulesWhereTheOracleDoes(optimum, ScheduleChecked(problem, profile, runtime));
 }
 
 // Under the shipped profiles and any runnable runtime: within
